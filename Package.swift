@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Rewind",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "rewind-server", targets: ["rewind-server"]),
+        .executable(name: "rewind", targets: ["rewind"]),
+        .library(name: "RewindCore", targets: ["RewindCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C libraries enter through pkg-config; nothing else includes their headers.
+        .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+
+        // Pure, deterministic core: no I/O.
+        .target(name: "RewindCore"),
+
+        // Thin shells.
+        .target(name: "RewindStore", dependencies: [
+            "CLibPQ", "RewindCore", "CLibUV",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "RewindServer", dependencies: [
+            "CLibUV", "RewindCore", "RewindStore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        .executableTarget(name: "rewind-server", dependencies: [
+            "RewindServer",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "rewind", dependencies: [
+            "RewindCore", "RewindStore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "RewindCoreTests", dependencies: ["RewindCore"]),
+        .testTarget(name: "RewindIntegrationTests", dependencies: ["RewindCore", "RewindStore"]),
+    ]
+)

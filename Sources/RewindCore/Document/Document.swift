@@ -1,0 +1,99 @@
+/// A document: a tree of nodes under `root`. A value type; ops mutate it in place.
+public struct Document: Sendable, Equatable {
+    public static let rootID: Key = "root"
+    /// Ids that name levels of the responder chain, never nodes.
+    public static let reservedIDs: Set<Key> = ["document", "session", "application"]
+
+    public private(set) var nodes: [Key: Node]
+    /// Total text scalars over all nodes, kept to enforce the document size limit cheaply.
+    public private(set) var textScalars = 0
+
+    public init() {
+        nodes = [Document.rootID: Node(id: Document.rootID, parent: nil, kind: "root")]
+    }
+
+    public subscript(id: Key) -> Node? { nodes[id] }
+
+    public var nodeCount: Int { nodes.count }
+
+    /// True when `id` is `ancestor` or lies inside its subtree.
+    public func isInSubtree(_ id: Key, of ancestor: Key) -> Bool {
+        var cur: Key? = id
+        while let c = cur {
+            if c == ancestor { return true }
+            cur = nodes[c]?.parent
+        }
+        return false
+    }
+
+    /// Levels above `id`: 0 for the root.
+    public func depth(of id: Key) -> Int {
+        var d = 0
+        var cur = nodes[id]?.parent
+        while let c = cur { d += 1; cur = nodes[c]?.parent }
+        return d
+    }
+
+    /// Levels in the subtree at `id`: 1 for a leaf.
+    public func height(of id: Key) -> Int {
+        guard let n = nodes[id] else { return 0 }
+        return 1 + (n.children.map { height(of: $0) }.max() ?? 0)
+    }
+
+    /// All ids of the subtree at `id`, parents before children (pre-order).
+    public func subtreeIDs(_ id: Key) -> [Key] {
+        var out: [Key] = []
+        var stack = [id]
+        while let k = stack.popLast() {
+            out.append(k)
+            if let n = nodes[k] { stack.append(contentsOf: n.children.reversed()) }
+        }
+        return out
+    }
+
+    // MARK: Primitive mutations (validated by the op layer before they are called)
+
+    mutating func insertNode(_ node: Node, at index: Int) {
+        textScalars += node.text.count
+        nodes[node.id] = node
+        if let p = node.parent { nodes[p]!.children.insert(node.id, at: index) }
+    }
+
+    /// Detaches and removes the subtree at `id`; returns its nodes in pre-order.
+    mutating func removeSubtree(_ id: Key) -> [Node] {
+        let ids = subtreeIDs(id)
+        let removed = ids.map { nodes[$0]! }
+        if let p = nodes[id]?.parent, let i = nodes[p]?.children.firstIndex(of: id) {
+            nodes[p]!.children.remove(at: i)
+        }
+        for k in ids {
+            textScalars -= nodes[k]!.text.count
+            nodes[k] = nil
+        }
+        return removed
+    }
+
+    @discardableResult
+    mutating func update<T>(_ id: Key, _ body: (inout Node) -> T) -> T {
+        let before = nodes[id]!.text.count
+        let result = body(&nodes[id]!)
+        textScalars += nodes[id]!.text.count - before
+        return result
+    }
+
+    mutating func reparent(_ id: Key, to parent: Key, at index: Int) {
+        let old = nodes[id]!.parent!
+        let i = nodes[old]!.children.firstIndex(of: id)!
+        nodes[old]!.children.remove(at: i)
+        let clamped = min(index, nodes[parent]!.children.count)
+        nodes[parent]!.children.insert(id, at: clamped)
+        nodes[id]!.parent = parent
+    }
+
+    // MARK: Wire form
+
+    /// `{"nodes": {...}}`, nodes in byte order of their ids: identical for identical documents.
+    public var json: JSON {
+        .obj([("nodes", .object(JSONObject(nodes.keys.sorted().map { (key: $0.string, value: nodes[$0]!.json) })))])
+    }
+}

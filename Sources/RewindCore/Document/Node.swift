@@ -1,0 +1,43 @@
+/// One node of a document tree, like a view in a view hierarchy.
+public struct Node: Sendable, Equatable {
+    public var id: Key
+    public var parent: Key?
+    public var children: [Key] = []
+    public var kind: String
+    /// `[x, y, w, h]` in the parent's coordinates, kept as the numbers the client sent.
+    public var frame: [JSON]
+    public var clips = false
+    public var focusable = false
+    public var undoScope = false
+    public var props: [Key: JSON] = [:]
+    /// Text in Unicode scalars: protocol positions are scalar offsets.
+    public var text: [Unicode.Scalar] = []
+
+    public init(id: Key, parent: Key?, kind: String, frame: [JSON] = [0, 0, 0, 0]) {
+        self.id = id
+        self.parent = parent
+        self.kind = kind
+        self.frame = frame
+    }
+
+    public var textString: String {
+        var s = String.UnicodeScalarView()
+        s.append(contentsOf: text)
+        return String(s)
+    }
+
+    /// The wire form of `state.nodes[id]` (PROTOCOL.md), props sorted by key bytes.
+    public var json: JSON {
+        .obj([
+            ("parent", parent.map { .string($0.string) } ?? .null),
+            ("children", .array(children.map { .string($0.string) })),
+            ("kind", .string(kind)),
+            ("frame", .array(frame)),
+            ("clips", .bool(clips)),
+            ("focusable", .bool(focusable)),
+            ("undoScope", .bool(undoScope)),
+            ("props", .object(JSONObject(props.keys.sorted().map { (key: $0.string, value: props[$0]!) }))),
+            ("text", .string(textString)),
+        ])
+    }
+}

@@ -1,0 +1,105 @@
+/// What an event records about the change it made.
+public enum EventKind: String, Sendable, CaseIterable {
+    case edit, undo, redo, restore
+}
+
+/// One committed change of one document: a row of the append-only log.
+public struct Event: Sendable, Equatable {
+    public var doc: String
+    /// 1, 2, 3, … per document, no gaps.
+    public var version: Int64
+    /// A uuid, chosen by the server.
+    public var id: String
+    /// The terminal's transaction id: unique per user and document.
+    public var tx: String
+    /// Fingerprint of the request's content, to tell a retry from a different request with the same `tx`.
+    public var txDigest: String
+    public var userID: Int64
+    public var userName: String
+    public var client: String
+    public var group: String
+    public var kind: EventKind
+    public var action: String?
+    /// The version the ops were made against, before rebasing.
+    public var base: Int64
+    /// The ops as applied (rebased, indexes clamped).
+    public var ops: [Op]
+    /// The ops that revert them, in the order to apply them.
+    public var inverse: [Op]
+    /// For undo and redo: the group undone or redone.
+    public var refers: String?
+    /// Milliseconds since 1970 on the server's clock.
+    public var time: Int64
+
+    public init(doc: String, version: Int64, id: String, tx: String, txDigest: String, userID: Int64, userName: String,
+                client: String, group: String, kind: EventKind, action: String?, base: Int64, ops: [Op], inverse: [Op],
+                refers: String?, time: Int64)
+    {
+        self.doc = doc; self.version = version; self.id = id; self.tx = tx; self.txDigest = txDigest
+        self.userID = userID; self.userName = userName; self.client = client; self.group = group
+        self.kind = kind; self.action = action; self.base = base; self.ops = ops; self.inverse = inverse
+        self.refers = refers; self.time = time
+    }
+
+    /// The wire form inside an `events` push (PROTOCOL.md).
+    public var json: JSON {
+        .obj([
+            ("id", .string(id)),
+            ("version", .int(version)),
+            ("time", .string(Timestamp.iso8601(millis: time))),
+            ("user", .string(userName)),
+            ("client", .string(client)),
+            ("kind", .string(kind.rawValue)),
+            ("group", .string(group)),
+            ("action", action.map { .string($0) } ?? .null),
+            ("ops", Op.encodeList(ops)),
+            ("tx", .string(tx)),
+            ("refers", refers.map { .string($0) }),
+        ])
+    }
+}
+
+public enum Timestamp {
+    /// `2026-11-22T22:54:52.123Z` from milliseconds since 1970 (proleptic Gregorian, UTC).
+    public static func iso8601(millis: Int64) -> String {
+        let ms = Int(((millis % 1000) + 1000) % 1000)
+        let secs = (millis - Int64(ms)) / 1000
+        var days = Int(secs.quotientRoundingDown(86_400))
+        let daySecs = Int(secs - Int64(days) * 86_400)
+        // Howard Hinnant's civil_from_days.
+        days += 719_468
+        let era = (days >= 0 ? days : days - 146_096) / 146_097
+        let doe = days - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        func pad(_ v: Int, _ w: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, w - s.count)) + s
+        }
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(daySecs / 3600, 2)):\(pad(daySecs / 60 % 60, 2)):\(pad(daySecs % 60, 2)).\(pad(ms, 3))Z"
+    }
+}
+
+extension Int64 {
+    fileprivate func quotientRoundingDown(_ d: Int64) -> Int64 {
+        let q = self / d
+        return (self % d != 0 && (self < 0) != (d < 0)) ? q - 1 : q
+    }
+}
+
+/// FNV-1a, 64 bits: a stable (unseeded) fingerprint, the same in every process.
+public enum Fingerprint {
+    public static func hex(_ bytes: [UInt8]) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes {
+            h ^= UInt64(b)
+            h = h &* 0x0000_0100_0000_01b3
+        }
+        let s = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
+}

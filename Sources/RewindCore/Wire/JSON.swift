@@ -1,0 +1,92 @@
+/// A JSON value that round-trips exactly through the log.
+///
+/// Foundation's JSON loses the integer/float distinction, cannot hold integers
+/// past 2^53 and silently drops duplicate keys; Rewind stores what clients send
+/// and hashes what it stores, so it keeps its own small value type.
+///
+/// Strings compare by Unicode scalars, not by canonical equivalence: `"é"` and
+/// `"e\u{301}"` are different values here, as they are in PostgreSQL.
+public enum JSON: Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSON])
+    case object(JSONObject)
+}
+
+/// An object keeps its members in the order they were written.
+public struct JSONObject: Sendable, Equatable {
+    public var members: [(key: String, value: JSON)]
+
+    public init(_ members: [(key: String, value: JSON)] = []) { self.members = members }
+
+    public subscript(key: String) -> JSON? {
+        for m in members where m.key.utf8.elementsEqual(key.utf8) { return m.value }
+        return nil
+    }
+
+    public var keys: [String] { members.map(\.key) }
+
+    public static func == (a: JSONObject, b: JSONObject) -> Bool {
+        guard a.members.count == b.members.count else { return false }
+        for (x, y) in zip(a.members, b.members) {
+            guard x.key.utf8.elementsEqual(y.key.utf8), x.value == y.value else { return false }
+        }
+        return true
+    }
+}
+
+extension JSON: Equatable {
+    public static func == (a: JSON, b: JSON) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case let (.bool(x), .bool(y)): return x == y
+        case let (.int(x), .int(y)): return x == y
+        case let (.double(x), .double(y)): return x == y
+        case let (.string(x), .string(y)): return x.unicodeScalars.elementsEqual(y.unicodeScalars)
+        case let (.array(x), .array(y)): return x == y
+        case let (.object(x), .object(y)): return x == y
+        default: return false
+        }
+    }
+}
+
+extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral, ExpressibleByFloatLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSON)...) {
+        self = .object(JSONObject(elements.map { (key: $0.0, value: $0.1) }))
+    }
+    public init(nilLiteral: ()) { self = .null }
+    public init(floatLiteral value: Double) { self = .double(value) }
+}
+
+extension JSON {
+    public var objectValue: JSONObject? { if case let .object(o) = self { return o }; return nil }
+    public var stringValue: String? { if case let .string(s) = self { return s }; return nil }
+    public var arrayValue: [JSON]? { if case let .array(a) = self { return a }; return nil }
+    public var boolValue: Bool? { if case let .bool(b) = self { return b }; return nil }
+    public var intValue: Int64? {
+        switch self {
+        case let .int(i): return i
+        // 3.0 is an integer a client wrote with a decimal point; accept it where an integer is due.
+        case let .double(d) where d.rounded() == d && abs(d) < 9.0e15: return Int64(d)
+        default: return nil
+        }
+    }
+    public var isNumber: Bool {
+        switch self { case .int, .double: return true; default: return false }
+    }
+    public var isNull: Bool { if case .null = self { return true }; return false }
+
+    /// Builds an object from members, in the order given; nil values are left out.
+    public static func obj(_ members: [(String, JSON?)]) -> JSON {
+        .object(JSONObject(members.compactMap { m in m.1.map { (key: m.0, value: $0) } }))
+    }
+}

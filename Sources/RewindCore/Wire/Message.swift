@@ -1,0 +1,107 @@
+/// A request line, decoded: `{"id": 7, "type": "submit", …}`.
+/// A request that could not be decoded, with its `id` when that much was readable.
+public struct DecodeFailure: Error, Sendable {
+    public let error: RewindError
+    public let id: Int64?
+}
+
+public struct Request: Sendable {
+    public let id: Int64?
+    public let type: String
+    public let body: JSONObject
+
+    /// Decodes one frame. A failure carries the `id` when it could be read, so
+    /// the error can still be addressed to the request (`re`).
+    public static func decode(_ line: [UInt8], maxDepth: Int) -> Result<Request, DecodeFailure> {
+        let value: JSON
+        do {
+            value = try JSONParser.parse(line, maxDepth: maxDepth)
+        } catch {
+            switch error.kind {
+            case .syntax: return .failure(DecodeFailure(error: RewindError(.badFrame, "not valid JSON: \(error.message) at byte \(error.offset)"), id: nil))
+            case .tooDeep: return .failure(DecodeFailure(error: RewindError(.tooLarge, "JSON \(error.message)"), id: nil))
+            case .duplicateKey, .nul: return .failure(DecodeFailure(error: RewindError(.badRequest, error.message), id: nil))
+            }
+        }
+        guard let o = value.objectValue else { return .failure(DecodeFailure(error: RewindError(.badFrame, "a request must be a JSON object"), id: nil)) }
+        var id: Int64?
+        if let v = o["id"] {
+            guard let i = v.intValue else { return .failure(DecodeFailure(error: RewindError(.badRequest, "`id` must be an integer"), id: nil)) }
+            id = i
+        }
+        guard let type = o["type"]?.stringValue else {
+            return .failure(DecodeFailure(error: RewindError(.badRequest, "missing string field `type`"), id: id))
+        }
+        return .success(Request(id: id, type: type, body: o))
+    }
+
+    public init(id: Int64?, type: String, body: JSONObject) {
+        self.id = id
+        self.type = type
+        self.body = body
+    }
+
+    // Typed fields: a missing or wrong-typed field is `bad_request` naming it.
+
+    public func string(_ field: String, maxBytes: Int = 256) throws(RewindError) -> String {
+        guard let s = body[field]?.stringValue, !s.isEmpty else { throw .badRequest("\(type): missing string field `\(field)`") }
+        guard s.utf8.count <= maxBytes else { throw .badRequest("\(type): `\(field)` longer than \(maxBytes) bytes") }
+        return s
+    }
+
+    public func optionalString(_ field: String, maxBytes: Int = 256) throws(RewindError) -> String? {
+        guard let v = body[field], !v.isNull else { return nil }
+        guard let s = v.stringValue else { throw .badRequest("\(type): `\(field)` must be a string") }
+        guard s.utf8.count <= maxBytes else { throw .badRequest("\(type): `\(field)` longer than \(maxBytes) bytes") }
+        return s
+    }
+
+    public func int(_ field: String) throws(RewindError) -> Int64 {
+        guard let v = body[field], !v.isNull else { throw .badRequest("\(type): missing integer field `\(field)`") }
+        guard let i = v.intValue else { throw .badRequest("\(type): `\(field)` must be an integer") }
+        return i
+    }
+
+    public func optionalInt(_ field: String) throws(RewindError) -> Int64? {
+        guard let v = body[field], !v.isNull else { return nil }
+        guard let i = v.intValue else { throw .badRequest("\(type): `\(field)` must be an integer") }
+        return i
+    }
+
+    public func optionalBool(_ field: String) throws(RewindError) -> Bool? {
+        guard let v = body[field], !v.isNull else { return nil }
+        guard let b = v.boolValue else { throw .badRequest("\(type): `\(field)` must be true or false") }
+        return b
+    }
+}
+
+/// Server → client lines. Each is one JSON object and a newline.
+public enum Message {
+    public static func reply(_ re: Int64?, _ fields: [(String, JSON?)] = []) -> [UInt8] {
+        line(.obj([("re", re.map { .int($0) }), ("ok", .bool(true))] + fields))
+    }
+
+    public static func error(_ re: Int64?, _ e: RewindError) -> [UInt8] {
+        line(.obj([("re", re.map { .int($0) }), ("ok", .bool(false)), ("error", e.json)]))
+    }
+
+    public static func push(_ kind: String, _ fields: [(String, JSON?)]) -> [UInt8] {
+        line(.obj([("push", .string(kind))] + fields))
+    }
+
+    public static func bye(reason: String, retry: Bool, message: String) -> [UInt8] {
+        push("bye", [("reason", .string(reason)), ("retry", .bool(retry)), ("message", .string(message))])
+    }
+
+    public static func events(doc: String, _ events: [Event]) -> [UInt8] {
+        push("events", [("doc", .string(doc)), ("events", .array(events.map(\.json)))])
+    }
+
+    public static func line(_ v: JSON) -> [UInt8] {
+        var w = JSONWriter(capacity: 128)
+        w.write(v)
+        var b = w.bytes
+        b.append(0x0A)
+        return b
+    }
+}
