@@ -21,13 +21,16 @@ let package = Package(
         // Pure, deterministic core: no I/O.
         .target(name: "RewindCore"),
 
+        // The only Swift that touches libuv: handles as Swift types.
+        .target(name: "RewindLoop", dependencies: ["CLibUV"]),
+
         // Thin shells.
         .target(name: "RewindStore", dependencies: [
-            "CLibPQ", "RewindCore", "CLibUV",
+            "CLibPQ", "RewindCore", "RewindLoop",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "RewindServer", dependencies: [
-            "CLibUV", "RewindCore", "RewindStore",
+            "RewindLoop", "RewindCore", "RewindStore",
             .product(name: "Logging", package: "swift-log"),
         ]),
 

@@ -180,6 +180,9 @@ extension Limits {
         l.maxDocumentText = .max
         l.maxPropsPerNode = .max
         l.maxTreeDepth = .max
+        l.maxOpsPerTransaction = .max
+        l.maxNameBytes = .max
+        l.maxJSONDepth = 4_096
         return l
     }()
 }

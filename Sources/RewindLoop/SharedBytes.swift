@@ -1,0 +1,18 @@
+import CLibUV
+import Glibc
+
+/// Immutable bytes in memory that stays put, shared by every connection it is
+/// written to: a broadcast is encoded once and the same bytes go to every
+/// terminal. Freed when the last write holding it completes.
+public final class SharedBytes {
+    public let base: UnsafeMutableRawPointer
+    public let count: Int
+
+    public init(_ bytes: [UInt8]) {
+        count = bytes.count
+        base = .allocate(byteCount: max(count, 1), alignment: 1)
+        bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: count) }
+    }
+
+    deinit { base.deallocate() }
+}

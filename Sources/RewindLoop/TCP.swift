@@ -1,0 +1,176 @@
+import CLibUV
+import Glibc
+
+/// A listening TCP socket.
+public final class TCPListener {
+    private let handle = allocateHandle(uv_tcp_t.self)
+    private let loop: EventLoop
+    private var onConnection: (TCPStream) -> Void = { _ in }
+
+    public init(loop: EventLoop) {
+        self.loop = loop
+        uv_tcp_init(loop.raw, handle)
+        handle.pointee.data = Unmanaged.passRetained(self as AnyObject).toOpaque()
+    }
+
+    /// Binds and listens; throws a readable libuv error (address in use, …).
+    public func listen(host: String, port: Int, backlog: Int32 = 1024, _ body: @escaping (TCPStream) -> Void) throws(LoopError) {
+        onConnection = body
+        var storage = sockaddr_storage()
+        var rc = withUnsafeMutablePointer(to: &storage) { p in
+            p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { uv_ip4_addr(host, Int32(port), $0) }
+        }
+        if rc != 0 {
+            rc = withUnsafeMutablePointer(to: &storage) { p in
+                p.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { uv_ip6_addr(host, Int32(port), $0) }
+            }
+        }
+        guard rc == 0 else { throw LoopError("not an IP address: \(host)") }
+        rc = withUnsafePointer(to: &storage) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_bind(handle, $0, 0) }
+        }
+        guard rc == 0 else { throw LoopError("cannot bind \(host):\(port): \(uvErrorText(rc))") }
+        rc = uv_listen(UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self), backlog) { server, status in
+            let me = Unmanaged<TCPListener>.fromOpaque(server!.pointee.data).takeUnretainedValue()
+            guard status == 0 else { return }
+            let stream = TCPStream(loop: me.loop)
+            if uv_accept(server, stream.stream) == 0 {
+                me.onConnection(stream)
+            } else {
+                stream.close()
+            }
+        }
+        guard rc == 0 else { throw LoopError("cannot listen on \(host):\(port): \(uvErrorText(rc))") }
+    }
+
+    /// The port actually bound (useful with port 0).
+    public var port: Int {
+        var storage = sockaddr_storage()
+        var len = Int32(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_getsockname(handle, $0, &len) }
+        }
+        return withUnsafePointer(to: &storage) { p in
+            p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+        }
+    }
+
+    public func close() { onConnection = { _ in }; closeHandle(handle) }
+}
+
+public struct LoopError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ d: String) { description = d }
+}
+
+/// A connected TCP socket: reads are pushed to `onRead`, writes take shared bytes.
+public final class TCPStream {
+    private let handle = allocateHandle(uv_tcp_t.self)
+    private let loop: EventLoop
+    var stream: UnsafeMutablePointer<uv_stream_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self) }
+    public private(set) var isClosed = false
+
+    /// Data read, or nil at end of stream / error (the connection is then finished).
+    private var onRead: (UnsafeRawBufferPointer?) -> Void = { _ in }
+
+    init(loop: EventLoop) {
+        self.loop = loop
+        uv_tcp_init(loop.raw, handle)
+        uv_tcp_nodelay(handle, 1)
+        handle.pointee.data = Unmanaged.passRetained(self as AnyObject).toOpaque()
+    }
+
+    public func startReading(_ body: @escaping (UnsafeRawBufferPointer?) -> Void) {
+        onRead = body
+        uv_read_start(stream, { h, _, buf in
+            let me = Unmanaged<TCPStream>.fromOpaque(h!.pointee.data).takeUnretainedValue()
+            buf!.pointee = uv_buf_init(me.loop.readBuffer.assumingMemoryBound(to: CChar.self), UInt32(EventLoop.readBufferSize))
+        }, { s, n, _ in
+            let me = Unmanaged<TCPStream>.fromOpaque(s!.pointee.data).takeUnretainedValue()
+            if n > 0 {
+                me.onRead(UnsafeRawBufferPointer(start: me.loop.readBuffer, count: n))
+            } else if n < 0 {
+                uv_read_stop(s)
+                me.onRead(nil)
+            }
+        })
+    }
+
+    public func stopReading() { uv_read_stop(stream) }
+
+    /// Bytes handed to the kernel-bound queue but not yet written.
+    public var pendingWriteBytes: Int { Int(uv_stream_get_write_queue_size(stream)) }
+
+    /// Writes `chunks` in order; `done` runs when the write completes or fails.
+    public func write(_ chunks: [SharedBytes], done: ((Bool) -> Void)? = nil) {
+        guard !isClosed, !chunks.isEmpty else { done?(false); return }
+        let request = WriteRequest(chunks: chunks, done: done)
+        let req = allocateHandle(uv_write_t.self)
+        req.pointee.data = Unmanaged.passRetained(request).toOpaque()
+        let rc = uv_write(req, stream, request.buffers, UInt32(chunks.count)) { req, status in
+            let request = Unmanaged<WriteRequest>.fromOpaque(req!.pointee.data).takeRetainedValue()
+            free(req)
+            request.done?(status == 0)
+        }
+        if rc != 0 {
+            Unmanaged<WriteRequest>.fromOpaque(req.pointee.data).release()
+            free(req)
+            done?(false)
+        }
+    }
+
+    /// Closes after queued writes are flushed (shutdown), or at once if `now`.
+    public func close(now: Bool = false) {
+        guard !isClosed else { return }
+        isClosed = true
+        onRead = { _ in }
+        uv_read_stop(stream)
+        if now { closeHandle(handle); return }
+        let req = allocateHandle(uv_shutdown_t.self)
+        req.pointee.data = UnsafeMutableRawPointer(handle)
+        if uv_shutdown(req, stream, { req, _ in
+            let h = req!.pointee.data.assumingMemoryBound(to: uv_tcp_t.self)
+            free(req)
+            closeHandle(h)
+        }) != 0 {
+            free(req)
+            closeHandle(handle)
+        }
+    }
+
+    public var peer: String {
+        var storage = sockaddr_storage()
+        var len = Int32(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_getpeername(handle, $0, &len) }
+        }
+        guard rc == 0 else { return "?" }
+        var name = [CChar](repeating: 0, count: 64)
+        let port = withUnsafePointer(to: &storage) { p in
+            p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin -> Int in
+                uv_ip4_name(sin, &name, 64)
+                return Int(UInt16(bigEndian: sin.pointee.sin_port))
+            }
+        }
+        let host = String(decoding: name.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return "\(host):\(port)"
+    }
+}
+
+/// Keeps the bytes of one write alive until libuv is done with them.
+private final class WriteRequest {
+    let chunks: [SharedBytes]
+    let buffers: UnsafeMutablePointer<uv_buf_t>
+    let done: ((Bool) -> Void)?
+
+    init(chunks: [SharedBytes], done: ((Bool) -> Void)?) {
+        self.chunks = chunks
+        self.done = done
+        buffers = .allocate(capacity: chunks.count)
+        for (i, c) in chunks.enumerated() {
+            buffers[i] = uv_buf_init(c.base.assumingMemoryBound(to: CChar.self), UInt32(c.count))
+        }
+    }
+
+    deinit { buffers.deallocate() }
+}

@@ -1,0 +1,51 @@
+import CLibPQ
+import RewindCore
+
+/// A blocking connection, for the admin CLI, migrations and tests. The server
+/// never uses it: its queries go through `PipelineConnection` on the loop.
+public final class Database {
+    let conn: OpaquePointer
+
+    /// `conninfo` as libpq takes it ("" reads the standard PG* variables).
+    public init(_ conninfo: String) throws(RewindError) {
+        guard let c = PQconnectdb(conninfo) else { throw .storage("out of memory") }
+        guard PQstatus(c) == CONNECTION_OK else {
+            let m = PQ.string(PQerrorMessage(c)).trimmingSpace
+            PQfinish(c)
+            throw .storage("cannot connect to PostgreSQL: \(m)")
+        }
+        conn = c
+        _ = try? query("SET client_min_messages = warning")
+    }
+
+    deinit { PQfinish(conn) }
+
+    /// Runs one parameterized statement and returns its rows.
+    @discardableResult
+    public func query(_ sql: String, _ params: [String?] = []) throws(RewindError) -> Rows {
+        let r = PQ.withParams(params) { PQexecParams(conn, sql, Int32(params.count), nil, $0, nil, nil, 0) }
+        defer { PQclear(r) }
+        switch PQresultStatus(r) {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK: return PQ.rows(r!)
+        default:
+            let f = PQ.failure(r, conn: conn)
+            if PQstatus(conn) != CONNECTION_OK { throw .storage(f.message) }
+            throw RewindError(.internal, "SQL failed: \(f)", details: ["sqlstate": .string(f.sqlstate)])
+        }
+    }
+
+    /// Runs a script of several statements (a migration file).
+    public func execute(script: String) throws(RewindError) {
+        let r = PQexec(conn, script)
+        defer { PQclear(r) }
+        switch PQresultStatus(r) {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY: return
+        default:
+            let f = PQ.failure(r, conn: conn)
+            throw RewindError(.internal, "SQL failed: \(f)", details: ["sqlstate": .string(f.sqlstate)])
+        }
+    }
+
+    /// The SQLSTATE of a failure, to tell expected refusals from bugs in tests.
+    public static func sqlstate(of e: RewindError) -> String? { e.details?.objectValue?["sqlstate"]?.stringValue }
+}

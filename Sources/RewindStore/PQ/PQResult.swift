@@ -1,0 +1,81 @@
+import CLibPQ
+import Glibc
+import RewindCore
+
+/// Rows of a result, as text (libpq's text format).
+public struct Rows: Sendable {
+    public var columns: [String]
+    public var values: [[String?]]
+
+    public var count: Int { values.count }
+    public subscript(row: Int, column: Int) -> String? { values[row][column] }
+    public func int(_ row: Int, _ column: Int) -> Int64? { values[row][column].flatMap { Int64($0) } }
+}
+
+/// A failed statement: SQLSTATE and the server's message.
+public struct SQLFailure: Error, Sendable, CustomStringConvertible {
+    public let sqlstate: String
+    public let message: String
+    public var description: String { "\(sqlstate): \(message)" }
+}
+
+enum PQ {
+    static func rows(_ r: OpaquePointer) -> Rows {
+        let nrows = Int(PQntuples(r)), ncols = Int(PQnfields(r))
+        var columns: [String] = []
+        for c in 0..<ncols { columns.append(string(PQfname(r, Int32(c)))) }
+        var values: [[String?]] = []
+        values.reserveCapacity(nrows)
+        for i in 0..<nrows {
+            var row: [String?] = []
+            row.reserveCapacity(ncols)
+            for c in 0..<ncols {
+                if PQgetisnull(r, Int32(i), Int32(c)) != 0 {
+                    row.append(nil)
+                } else {
+                    let p = PQgetvalue(r, Int32(i), Int32(c))!
+                    let n = Int(PQgetlength(r, Int32(i), Int32(c)))
+                    row.append(p.withMemoryRebound(to: UInt8.self, capacity: n) {
+                        String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self)
+                    })
+                }
+            }
+            values.append(row)
+        }
+        return Rows(columns: columns, values: values)
+    }
+
+    static func failure(_ r: OpaquePointer?, conn: OpaquePointer?) -> SQLFailure {
+        let state = r.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { string($0) } ?? ""
+        var message = r.flatMap { PQresultErrorMessage($0) }.map { string($0) } ?? ""
+        if message.isEmpty, let conn { message = string(PQerrorMessage(conn)) }
+        return SQLFailure(sqlstate: state, message: message.trimmingSpace)
+    }
+
+    static func string(_ p: UnsafePointer<CChar>?) -> String {
+        guard let p else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: p, count: strlen(p)), as: UTF8.self)
+    }
+
+    /// Calls `body` with C strings for `params` (NULL for nil), alive for the call.
+    static func withParams<R>(_ params: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+        let cstrings: [UnsafeMutablePointer<CChar>?] = params.map { $0.map { strdup($0)! } }
+        defer { cstrings.forEach { free($0) } }
+        let ptrs = cstrings.map { UnsafePointer($0) }
+        return ptrs.withUnsafeBufferPointer { body($0.baseAddress) }
+    }
+}
+
+extension String {
+    var trimmingSpace: String {
+        var s = Substring(self)
+        while let c = s.last, c == "\n" || c == " " { s.removeLast() }
+        return String(s)
+    }
+}
+
+extension RewindError {
+    static func storage(_ what: String) -> RewindError {
+        RewindError(.unavailable, "storage unavailable: \(what); retry later")
+    }
+}

@@ -1,0 +1,226 @@
+import CLibPQ
+import Logging
+import RewindCore
+import RewindLoop
+
+/// One libpq connection in pipeline mode, driven by the libuv loop.
+///
+/// Work is sent in *units*: a few statements followed by one Sync. Everything
+/// up to a Sync is one implicit transaction, so a unit of many appends is one
+/// commit (group commit). Units are answered in the order they were sent.
+/// When the connection drops, every unit in flight fails with `unavailable`
+/// and the connection comes back by itself.
+public final class PipelineConnection {
+    public struct Statement {
+        public var sql: String
+        public var params: [String?]
+        public init(_ sql: String, _ params: [String?] = []) { self.sql = sql; self.params = params }
+    }
+
+    /// Per statement: its rows, or why it failed (`aborted` after an earlier failure in the unit).
+    public enum Outcome {
+        case rows(Rows)
+        case failed(SQLFailure)
+        case aborted
+    }
+
+    private struct Unit {
+        var count: Int
+        var outcomes: [Outcome] = []
+        var completion: (Result<[Outcome], RewindError>) -> Void
+    }
+
+    private enum State { case idle, connecting, ready }
+
+    private let loop: EventLoop
+    private let conninfo: String
+    private let logger: Logger
+    private var conn: OpaquePointer?
+    private var watcher: FDWatcher?
+    private var state = State.idle
+    private var inflight: [Unit] = []
+    private var inflightHead = 0
+    private var resultPending = false
+    private let retryTimer: Timer
+    private var retryDelay: UInt64 = 100
+    private var stopped = false
+
+    /// Called each time the connection becomes ready (first time and after reconnects).
+    public var onReady: () -> Void = {}
+    /// Called when an established connection is lost.
+    public var onLost: () -> Void = {}
+
+    public init(loop: EventLoop, conninfo: String, logger: Logger) {
+        self.loop = loop
+        self.conninfo = conninfo
+        self.logger = logger
+        retryTimer = Timer(loop: loop)
+    }
+
+    public var isReady: Bool { state == .ready }
+
+    public func start() { connect() }
+
+    public func stop() {
+        stopped = true
+        retryTimer.close()
+        teardown(reason: "server shutting down")
+    }
+
+    /// Sends `statements` as one unit (one transaction). `completion` runs once.
+    public func send(_ statements: [Statement], completion: @escaping (Result<[Outcome], RewindError>) -> Void) {
+        guard state == .ready, let conn else {
+            completion(.failure(.storage("not connected to PostgreSQL")))
+            return
+        }
+        for s in statements {
+            let ok = PQ.withParams(s.params) { PQsendQueryParams(conn, s.sql, Int32(s.params.count), nil, $0, nil, nil, 0) }
+            if ok == 0 {
+                completion(.failure(.storage(PQ.string(PQerrorMessage(conn)).trimmingSpace)))
+                lost()
+                return
+            }
+        }
+        guard PQpipelineSync(conn) == 1 else {
+            completion(.failure(.storage(PQ.string(PQerrorMessage(conn)).trimmingSpace)))
+            lost()
+            return
+        }
+        inflight.append(Unit(count: statements.count, completion: completion))
+        flush()
+    }
+
+    public var unitsInFlight: Int { inflight.count - inflightHead }
+
+    // MARK: Connecting
+
+    private func connect() {
+        guard !stopped, state == .idle else { return }
+        state = .connecting
+        guard let c = PQconnectStart(conninfo), PQstatus(c) != CONNECTION_BAD else {
+            retryLater("cannot start a connection")
+            return
+        }
+        conn = c
+        watchConnect(PGRES_POLLING_WRITING)
+    }
+
+    private func watchConnect(_ want: PostgresPollingStatusType) {
+        guard let conn else { return }
+        let fd = PQsocket(conn)
+        if watcher?.fd != fd {
+            // The socket can change between steps (next host, SSL fallback).
+            watcher?.close()
+            watcher = FDWatcher(loop: loop, fd: fd)
+        }
+        let events: FDWatcher.Events = want == PGRES_POLLING_READING ? .readable : .writable
+        watcher?.watch(events) { [unowned self] _, _ in self.connectStep() }
+    }
+
+    private func connectStep() {
+        guard let conn else { return }
+        switch PQconnectPoll(conn) {
+        case PGRES_POLLING_OK:
+            PQsetnonblocking(conn, 1)
+            guard PQenterPipelineMode(conn) == 1 else { retryLater("cannot enter pipeline mode"); return }
+            state = .ready
+            retryDelay = 100
+            logger.info("connected to PostgreSQL")
+            watch(writable: false)
+            onReady()
+        case PGRES_POLLING_FAILED:
+            retryLater(PQ.string(PQerrorMessage(conn)).trimmingSpace)
+        case let want:
+            watchConnect(want)
+        }
+    }
+
+    private func retryLater(_ why: String) {
+        logger.warning("PostgreSQL connection failed: \(why); retrying in \(retryDelay) ms")
+        teardown(reason: why)
+        guard !stopped else { return }
+        retryTimer.start(after: retryDelay) { [unowned self] in self.connect() }
+        retryDelay = min(retryDelay * 2, 2_000)
+    }
+
+    private func teardown(reason: String) {
+        watcher?.close()
+        watcher = nil
+        if let conn { PQfinish(conn) }
+        conn = nil
+        state = .idle
+        resultPending = false
+        let failed = inflight[inflightHead...]
+        inflight = []
+        inflightHead = 0
+        for u in failed { u.completion(.failure(.storage("connection to PostgreSQL lost (\(reason))"))) }
+    }
+
+    private func lost() {
+        let why = conn.map { PQ.string(PQerrorMessage($0)).trimmingSpace } ?? "closed"
+        let wasReady = state == .ready
+        retryLater(why.isEmpty ? "connection closed" : why)
+        if wasReady { onLost() }
+    }
+
+    // MARK: Sending and receiving
+
+    private func watch(writable: Bool) {
+        watcher?.watch(writable ? [.readable, .writable] : .readable) { [unowned self] events, status in
+            self.ready(events, status)
+        }
+    }
+
+    private func flush() {
+        guard let conn else { return }
+        switch PQflush(conn) {
+        case 0: watch(writable: false)
+        case 1: watch(writable: true)  // the server may refuse to read until we read its output
+        default: lost()
+        }
+    }
+
+    private func ready(_ events: FDWatcher.Events, _ status: Int32) {
+        guard let conn else { return }
+        if status < 0 { lost(); return }
+        if events.contains(.writable) { flush() }
+        if events.contains(.readable) {
+            guard PQconsumeInput(conn) == 1 else { lost(); return }
+            drainResults()
+        }
+    }
+
+    private func drainResults() {
+        while let conn, state == .ready, PQisBusy(conn) == 0 {
+            guard let r = PQgetResult(conn) else {
+                if resultPending { resultPending = false; continue }
+                break
+            }
+            defer { PQclear(r) }
+            let status = PQresultStatus(r)
+            if status == PGRES_PIPELINE_SYNC {
+                completeHead()
+                continue
+            }
+            guard inflightHead < inflight.count else { continue }
+            switch status {
+            case PGRES_TUPLES_OK, PGRES_COMMAND_OK: inflight[inflightHead].outcomes.append(.rows(PQ.rows(r)))
+            case PGRES_PIPELINE_ABORTED: inflight[inflightHead].outcomes.append(.aborted)
+            default: inflight[inflightHead].outcomes.append(.failed(PQ.failure(r, conn: conn)))
+            }
+            resultPending = true
+        }
+        if let conn, PQstatus(conn) == CONNECTION_BAD { lost() }
+    }
+
+    private func completeHead() {
+        guard inflightHead < inflight.count else { return }
+        let unit = inflight[inflightHead]
+        inflightHead += 1
+        if inflightHead == inflight.count {
+            inflight.removeAll(keepingCapacity: true)
+            inflightHead = 0
+        }
+        unit.completion(.success(unit.outcomes))
+    }
+}
