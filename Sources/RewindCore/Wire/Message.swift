@@ -13,14 +13,18 @@ public struct Request: Sendable {
     /// Decodes one frame. A failure carries the `id` when it could be read, so
     /// the error can still be addressed to the request (`re`).
     public static func decode(_ line: [UInt8], maxDepth: Int) -> Result<Request, DecodeFailure> {
+        guard line.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) != nil else {
+            return .failure(DecodeFailure(error: RewindError(.badFrame, "not valid UTF-8"), id: scanID(line)))
+        }
         let value: JSON
         do {
             value = try JSONParser.parse(line, maxDepth: maxDepth)
         } catch {
+            let id = scanID(line)
             switch error.kind {
-            case .syntax: return .failure(DecodeFailure(error: RewindError(.badFrame, "not valid JSON: \(error.message) at byte \(error.offset)"), id: nil))
-            case .tooDeep: return .failure(DecodeFailure(error: RewindError(.tooLarge, "JSON \(error.message)"), id: nil))
-            case .duplicateKey, .nul: return .failure(DecodeFailure(error: RewindError(.badRequest, error.message), id: nil))
+            case .syntax: return .failure(DecodeFailure(error: RewindError(.badFrame, "not valid JSON: \(error.message) at byte \(error.offset)"), id: id))
+            case .tooDeep: return .failure(DecodeFailure(error: RewindError(.tooLarge, "JSON \(error.message)"), id: id))
+            case .duplicateKey, .nul: return .failure(DecodeFailure(error: RewindError(.badRequest, error.message), id: id))
             }
         }
         guard let o = value.objectValue else { return .failure(DecodeFailure(error: RewindError(.badFrame, "a request must be a JSON object"), id: nil)) }
@@ -33,6 +37,26 @@ public struct Request: Sendable {
             return .failure(DecodeFailure(error: RewindError(.badRequest, "missing string field `type`"), id: id))
         }
         return .success(Request(id: id, type: type, body: o))
+    }
+
+    /// Best effort for a line that does not parse: the integer after the first
+    /// `"id":`, so that even a broken request can be answered with its `re`.
+    static func scanID(_ line: [UInt8]) -> Int64? {
+        let key = Array("\"id\"".utf8)
+        guard line.count > key.count else { return nil }
+        for start in 0...(line.count - key.count) where line[start..<(start + key.count)].elementsEqual(key) {
+            var i = start + key.count
+            func skip() { while i < line.count, line[i] == 0x20 || line[i] == 0x09 { i += 1 } }
+            skip()
+            guard i < line.count, line[i] == UInt8(ascii: ":") else { continue }
+            i += 1
+            skip()
+            var j = i
+            if j < line.count, line[j] == UInt8(ascii: "-") { j += 1 }
+            while j < line.count, line[j] >= UInt8(ascii: "0"), line[j] <= UInt8(ascii: "9") { j += 1 }
+            return Int64(String(decoding: line[i..<j], as: UTF8.self))
+        }
+        return nil
     }
 
     public init(id: Int64?, type: String, body: JSONObject) {

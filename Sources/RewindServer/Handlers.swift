@@ -1,0 +1,207 @@
+import Logging
+import RewindCore
+import RewindLoop
+import RewindStore
+
+/// Requests → actions. One function per request type of PROTOCOL.md.
+extension Server {
+    func handle(_ frame: FrameDecoder.Frame, from c: Connection) {
+        let line: [UInt8]
+        switch frame {
+        case .tooLarge:
+            c.reply(Message.error(nil, RewindError(.tooLarge, "line longer than \(config.limits.maxFrameBytes) bytes; skipped to its newline")))
+            return badFrame(c)
+        case let .line(l): line = l
+        }
+        let request: Request
+        switch Request.decode(line, maxDepth: config.limits.maxJSONDepth) {
+        case let .failure(f):
+            c.reply(Message.error(f.id, f.error))
+            return f.error.code == .badFrame ? badFrame(c) : ()
+        case let .success(r): request = r
+        }
+        c.badFramesInARow = 0
+        let re = request.id
+        do {
+            try dispatch(request, from: c)
+        } catch {
+            c.reply(Message.error(re, error))
+        }
+    }
+
+    private func badFrame(_ c: Connection) {
+        c.badFramesInARow += 1
+        if c.badFramesInARow >= config.maxBadFrames {
+            c.close(reason: "bad_frames", retry: false, message: "\(config.maxBadFrames) malformed lines in a row")
+        }
+    }
+
+    private func dispatch(_ r: Request, from c: Connection) throws(RewindError) {
+        if r.type == "hello" { return try hello(r, c) }
+        if r.type == "ping" { return c.reply(Message.reply(r.id)) }
+        guard c.user != nil else { throw RewindError(.unauthorized, "say hello with a token first") }
+        if shuttingDown { throw RewindError(.unavailable, "server shutting down; reconnect") }
+        switch r.type {
+        case "create_doc": try createDocument(r, c)
+        case "open": try open(r, c)
+        case "close": try close(r, c)
+        case "submit": try submit(r, c)
+        default:
+            throw .badRequest("unknown request type \"\(r.type)\"", details: ["type": .string(r.type)])
+        }
+    }
+
+    // MARK: Session
+
+    private func hello(_ r: Request, _ c: Connection) throws(RewindError) {
+        guard c.user == nil, !c.authenticating else { throw .badRequest("hello was already said on this connection") }
+        let token = try r.string("token", maxBytes: 256)
+        let claimed = try r.optionalString("user", maxBytes: 64)
+        let client = try r.optionalString("client", maxBytes: config.limits.maxNameBytes) ?? "t-" + Accounts.newToken().prefix(12)
+        c.authenticating = true
+        store.authenticate(token: token) { [unowned self] result in
+            c.authenticating = false
+            guard !c.isClosed else { return }
+            switch result {
+            case let .failure(e): c.reply(Message.error(r.id, e))
+            case .success(nil): c.reply(Message.error(r.id, RewindError(.unauthorized, "unknown token")))
+            case let .success(user?):
+                if let claimed, !claimed.utf8.elementsEqual(user.name.utf8) {
+                    return c.reply(Message.error(r.id, RewindError(.unauthorized, "this token belongs to another user")))
+                }
+                c.user = user
+                c.clientID = client
+                let key = self.clientKey(c)!
+                if let old = self.clients[key], old !== c {
+                    old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\"")
+                }
+                self.clients[key] = c
+                self.logger.debug("hello", metadata: ["conn": "\(c.label)"])
+                c.reply(Message.reply(r.id, [
+                    ("client", .string(client)), ("user", .string(user.name)), ("server", .string(self.serverName)),
+                    ("protocol", 1), ("shortcuts", .array([])),
+                ]))
+            }
+        }
+    }
+
+    // MARK: Documents
+
+    private func documentID(_ r: Request) throws(RewindError) -> String {
+        try r.string("doc", maxBytes: config.limits.maxNameBytes)
+    }
+
+    private func createDocument(_ r: Request, _ c: Connection) throws(RewindError) {
+        let doc = try documentID(r)
+        let title = try r.optionalString("title", maxBytes: 1024)
+        store.createDocument(doc, title: title, owner: c.user!.id) { result in
+            switch result {
+            case let .failure(e): c.reply(Message.error(r.id, e))
+            case .success(false): c.reply(Message.error(r.id, .conflict("document \"\(doc)\" already exists")))
+            case .success(true): c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", 0)]))
+            }
+        }
+    }
+
+    private func open(_ r: Request, _ c: Connection) throws(RewindError) {
+        let doc = try documentID(r)
+        let since = try r.optionalInt("since")
+        if let since, since < 0 { throw .badRequest("open: `since` must be 0 or more") }
+        if !c.openDocuments.contains(doc) && c.openDocuments.count >= config.maxOpenDocuments {
+            throw RewindError(.rateLimited, "at most \(config.maxOpenDocuments) documents open per connection")
+        }
+        let d = document(doc)
+        d.whenReady { [unowned self] error in
+            guard !c.isClosed else { return }
+            if let error { return c.reply(Message.error(r.id, error)) }
+            let head = d.committed.version
+            guard let since else {
+                c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(head)), ("state", d.committed.document.json)]))
+                return self.subscribe(c, d)
+            }
+            guard since <= head else {
+                return c.reply(Message.error(r.id, RewindError(.version, "since \(since) is beyond the head \(head)", details: ["head": .int(head)])))
+            }
+            if let events = d.recentEvents(after: since) {
+                c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(head)), ("events", .array(events))]))
+                return self.subscribe(c, d)
+            }
+            self.openFromLog(r, c, d, since: since)
+        }
+    }
+
+    /// Catch-up older than what is held in memory: one page from the log; the
+    /// terminal asks again with `since` while `more` is true.
+    private func openFromLog(_ r: Request, _ c: Connection, _ d: DocumentRuntime, since: Int64) {
+        store.events(doc: d.id, after: since, limit: config.catchUpPage) { [unowned self] result in
+            guard !c.isClosed else { return }
+            switch result {
+            case let .failure(e): c.reply(Message.error(r.id, e))
+            case let .success(events):
+                let last = events.last?.version ?? since
+                var json = events.map(\.json)
+                d.whenReady { error in
+                    if let error { return c.reply(Message.error(r.id, error)) }
+                    if let rest = d.recentEvents(after: last) {
+                        json += rest
+                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.committed.version)), ("events", .array(json))]))
+                        self.subscribe(c, d)
+                    } else {
+                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(last)), ("events", .array(json)), ("more", true)]))
+                    }
+                }
+            }
+        }
+    }
+
+    private func subscribe(_ c: Connection, _ d: DocumentRuntime) {
+        c.openDocuments.insert(d.id)
+        d.subscribe(c)
+    }
+
+    private func close(_ r: Request, _ c: Connection) throws(RewindError) {
+        let doc = try documentID(r)
+        let wasOpen = c.openDocuments.remove(doc) != nil
+        if let d = wasOpen ? document(doc) : nil {
+            d.unsubscribe(c)
+            documentMayBeIdle(d)
+        }
+        c.reply(Message.reply(r.id, [("doc", .string(doc)), ("closed", .bool(wasOpen))]))
+    }
+
+    private func submit(_ r: Request, _ c: Connection) throws(RewindError) {
+        let limits = config.limits
+        let doc = try documentID(r)
+        let tx = try r.string("tx", maxBytes: limits.maxNameBytes)
+        let base = try r.int("base")
+        guard base >= 0 else { throw .badRequest("submit: `base` must be 0 or more") }
+        let ops = try Op.parseList(r.body["ops"], limits: limits)
+        let action = try r.optionalString("action", maxBytes: limits.maxNameBytes)
+        let user = c.user!
+        let submission = DocumentLedger.Submission(
+            tx: tx, base: base, ops: ops, action: action, userID: user.id, userName: user.name,
+            client: c.clientID!, eventID: UUID.random(), time: wallClockMillis())
+        let reply: DocumentRuntime.Reply = { result in
+            switch result {
+            case let .success(version): c.reply(Message.reply(r.id, [("version", .int(version))]))
+            case let .failure(e): c.reply(Message.error(r.id, e))
+            }
+        }
+        document(doc).submit(.init(submission: submission, replies: [reply]))
+    }
+}
+
+enum UUID {
+    /// A random (version 4) UUID in its usual text form.
+    static func random() -> String {
+        var rng = SystemRandomNumberGenerator()
+        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = bytes.map { b -> String in
+            let s = String(b, radix: 16)
+            return s.count == 1 ? "0" + s : s
+        }
+        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+    }
+}

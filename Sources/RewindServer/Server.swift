@@ -1,0 +1,172 @@
+import Glibc
+import Logging
+import RewindCore
+import RewindLoop
+import RewindStore
+
+/// The Rewind server: one libuv loop that accepts terminals, speaks the wire
+/// protocol, and drives PostgreSQL through the store on the same loop.
+///
+/// A `submit` travels: `Connection` (bytes → frames) → `Server.handle`
+/// (frames → requests, `Handlers.swift`) → `DocumentRuntime.submit` (core:
+/// rebase, apply, event) → `EventStore.append` (group commit) →
+/// `DocumentRuntime.appendDone` (broadcast, then reply).
+public final class Server {
+    public let config: ServerConfig
+    let loop: EventLoop
+    let logger: Logger
+    let store: EventStore
+    private var listener: TCPListener?
+    private var connections: [Int: Connection] = [:]
+    private var nextConnectionID = 1
+    /// Connections by (user id, client id): a second connection with the same pair replaces the first.
+    var clients: [String: Connection] = [:]
+    private var documents: [String: DocumentRuntime] = [:]
+    var dirty: [Connection] = []
+    private var flusher: BeforeSleep?
+    private var sweeper: Timer?
+    private var signals: [SignalWatcher] = []
+    private(set) var shuttingDown = false
+    let serverName = "rewind/0.1"
+
+    public init(config: ServerConfig, logger: Logger) {
+        self.config = config
+        self.logger = logger
+        loop = EventLoop()
+        store = EventStore(loop: loop, conninfo: config.conninfo, logger: logger)
+    }
+
+    /// Listens, then runs the loop until shutdown. Returns the port bound.
+    public func run(onListening: ((Int) -> Void)? = nil) throws {
+        signal(SIGPIPE, SIG_IGN)
+        let listener = TCPListener(loop: loop)
+        try listener.listen(host: config.host, port: config.port) { [unowned self] stream in self.accept(stream) }
+        self.listener = listener
+        store.start()
+        flusher = BeforeSleep(loop: loop) { [unowned self] in self.flushDirty() }
+        let sweeper = Timer(loop: loop)
+        sweeper.start(after: 1_000, repeat: 1_000) { [unowned self] in self.sweep() }
+        sweeper.unref()
+        self.sweeper = sweeper
+        for sig in [SIGINT, SIGTERM] {
+            signals.append(SignalWatcher(loop: loop, signal: sig) { [unowned self] s in
+                self.logger.info("signal \(s): shutting down")
+                self.shutdown()
+            })
+        }
+        logger.info("listening", metadata: ["address": "\(config.host):\(listener.port)"])
+        onListening?(listener.port)
+        loop.run()
+        logger.info("stopped")
+    }
+
+    // MARK: Connections
+
+    private func accept(_ stream: TCPStream) {
+        let c = Connection(id: nextConnectionID, stream: stream, server: self)
+        nextConnectionID += 1
+        if shuttingDown {
+            c.close(reason: "shutdown", retry: true, message: "server shutting down")
+            return
+        }
+        if connections.count >= config.maxConnections {
+            c.close(reason: "rate_limited", retry: true, message: "server at its limit of \(config.maxConnections) connections")
+            return
+        }
+        connections[c.id] = c
+        c.start()
+    }
+
+    /// Forgets a connection: its documents, its client id. Called once per connection.
+    func connectionEnded(_ c: Connection, reason: String) {
+        guard connections.removeValue(forKey: c.id) != nil else { return }
+        if !c.isClosed { c.drop() }
+        if let key = clientKey(c), clients[key] === c { clients[key] = nil }
+        for doc in c.openDocuments {
+            if let d = documents[doc] {
+                d.unsubscribe(c)
+                documentMayBeIdle(d)
+            }
+        }
+        c.openDocuments = []
+        logger.debug("connection ended", metadata: ["conn": "\(c.label)", "reason": "\(reason)"])
+        if shuttingDown { finishShutdownIfDone() }
+    }
+
+    func clientKey(_ c: Connection) -> String? {
+        guard let u = c.user, let client = c.clientID else { return nil }
+        return "\(u.id)\u{1F}\(client)"
+    }
+
+    private func flushDirty() {
+        let list = dirty
+        dirty = []
+        for c in list { c.flush() }
+    }
+
+    /// Closes connections that went silent or never said hello.
+    private func sweep() {
+        let now = loop.now
+        for c in Array(connections.values) {
+            if c.user == nil && now - c.connectedAt > config.handshakeTimeoutMs {
+                c.close(reason: "handshake_timeout", retry: true, message: "no hello within \(config.handshakeTimeoutMs / 1000) s")
+            } else if now - c.lastHeard > config.idleTimeoutMs {
+                c.close(reason: "idle", retry: true, message: "silent for \(config.idleTimeoutMs / 1000) s; send ping every 15 s")
+            }
+        }
+    }
+
+    // MARK: Documents
+
+    func document(_ id: String) -> DocumentRuntime {
+        if let d = documents[id] { return d }
+        let d = DocumentRuntime(id: id, server: self)
+        documents[id] = d
+        return d
+    }
+
+    /// Keeps loaded documents while anyone uses them; past a few hundred
+    /// loaded, idle ones are dropped and read from the log again when needed.
+    func documentMayBeIdle(_ d: DocumentRuntime) {
+        if d.isIdle && documents.count > 256 && documents[d.id] === d { documents[d.id] = nil }
+        if shuttingDown { finishShutdownIfDone() }
+    }
+
+    // MARK: Shutdown
+
+    /// Stops accepting, lets commits under way finish and be answered, says
+    /// `bye` (retry: true) to everyone, and ends the loop.
+    public func shutdown() {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        listener?.close()
+        listener = nil
+        for s in signals { s.close() }
+        signals = []
+        let grace = Timer(loop: loop)
+        grace.start(after: config.shutdownGraceMs) { [unowned self] in
+            grace.close()
+            self.logger.warning("shutdown grace period over; closing with commits still outstanding")
+            self.finishShutdown()
+        }
+        grace.unref()
+        finishShutdownIfDone()
+    }
+
+    private func finishShutdownIfDone() {
+        guard shuttingDown, store.appendsOutstanding == 0, !documents.values.contains(where: \.hasPending) else { return }
+        finishShutdown()
+    }
+
+    private var finished = false
+
+    private func finishShutdown() {
+        guard !finished else { return }
+        finished = true
+        for c in Array(connections.values) { c.close(reason: "shutdown", retry: true, message: "server shutting down; reconnect") }
+        flushDirty()
+        flusher?.close()
+        sweeper?.close()
+        store.stop()
+    }
+}

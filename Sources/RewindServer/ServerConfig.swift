@@ -1,0 +1,29 @@
+import RewindCore
+
+/// Everything an operator can set; every limit here is listed in the README.
+public struct ServerConfig: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 7878
+    /// libpq conninfo; empty means the standard PG* environment variables.
+    public var conninfo = ""
+    public var limits = Limits()
+    /// A connection silent this long is closed (`bye` reason `idle`).
+    public var idleTimeoutMs: UInt64 = 45_000
+    /// A connection that has not said `hello` this long after connecting is closed.
+    public var handshakeTimeoutMs: UInt64 = 10_000
+    /// Unsent pushes past this close the connection (`bye` reason `slow`).
+    public var maxOutputBytes = 4 << 20
+    public var maxConnections = 10_000
+    /// Documents one connection may have open at once.
+    public var maxOpenDocuments = 64
+    /// Events per page of `open` with `since`.
+    public var catchUpPage = 1_000
+    /// Committed events per document kept in memory for catch-up without a query.
+    public var recentEvents = 1_000
+    /// Bad frames in a row after which a connection is dropped.
+    public var maxBadFrames = 16
+    /// How long shutdown waits for commits already under way.
+    public var shutdownGraceMs: UInt64 = 5_000
+
+    public init() {}
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Glibc
+import Logging
+import RewindServer
+
+/// `rewind-server`: serves the wire protocol (PROTOCOL.md) on one libuv loop.
+struct RewindServerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rewind-server",
+        abstract: "Serve Rewind's collaborative editing protocol over TCP (NDJSON).",
+        discussion: """
+            The database comes from --database, else REWIND_DATABASE, else the standard
+            PGHOST/PGPORT/PGUSER/PGDATABASE variables. Apply the schema first with
+            `rewind admin migrate`. SIGINT/SIGTERM shut down cleanly: commits under way
+            are answered, then every terminal gets `bye` with retry: true.
+            """)
+
+    @Option(help: "Address to listen on, HOST:PORT (env REWIND_LISTEN).")
+    var listen: String = env("REWIND_LISTEN") ?? "127.0.0.1:7878"
+
+    @Option(help: "libpq connection string (env REWIND_DATABASE; default: PG* variables).")
+    var database: String = env("REWIND_DATABASE") ?? ""
+
+    @Option(help: "Seconds of silence after which a connection is closed.")
+    var idleTimeout: Int = 45
+
+    @Option(help: "Bytes of unsent pushes after which a slow terminal is disconnected.")
+    var maxOutputBytes: Int = 4 << 20
+
+    @Option(help: "Most simultaneous connections.")
+    var maxConnections: Int = 10_000
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = env("REWIND_LOG_LEVEL") ?? "info"
+
+    func validate() throws {
+        guard Self.splitAddress(listen) != nil else { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:7878") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        guard idleTimeout > 0, maxOutputBytes > 0, maxConnections > 0 else { throw ValidationError("limits must be positive") }
+    }
+
+    func run() throws {
+        let level = Logger.Level(rawValue: logLevel)!
+        LoggingSystem.bootstrap { label in
+            var h = StreamLogHandler.standardError(label: label)
+            h.logLevel = level
+            return h
+        }
+        var config = ServerConfig()
+        (config.host, config.port) = Self.splitAddress(listen)!
+        config.conninfo = database
+        config.idleTimeoutMs = UInt64(idleTimeout) * 1000
+        config.maxOutputBytes = maxOutputBytes
+        config.maxConnections = maxConnections
+        let server = Server(config: config, logger: Logger(label: "rewind"))
+        do {
+            try server.run { port in
+                // A line on stdout that scripts and tests can wait for.
+                print("rewind-server listening on \(config.host):\(port)")
+                fflush(nil)
+            }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+
+    static func splitAddress(_ s: String) -> (String, Int)? {
+        guard let colon = s.lastIndex(of: ":"), let port = Int(s[s.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+        var host = String(s[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.isEmpty ? nil : (host, port)
+    }
+}
+
+func env(_ name: String) -> String? {
+    guard let p = getenv(name) else { return nil }
+    let s = String(decoding: UnsafeRawBufferPointer(start: p, count: strlen(p)), as: UTF8.self)
+    return s.isEmpty ? nil : s
+}
+
+RewindServerCommand.main()

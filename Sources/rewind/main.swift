@@ -1,0 +1,151 @@
+import ArgumentParser
+import Glibc
+import RewindCore
+import RewindStore
+
+/// `rewind`: the operator's command line.
+struct Rewind: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rewind's command-line tools.",
+        subcommands: [Admin.self])
+}
+
+struct Admin: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Operate a Rewind database: schema, users, the event log.",
+        subcommands: [Migrate.self, Replay.self, User.self])
+}
+
+/// Where the database is: shared by every admin command.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "libpq connection string (env REWIND_DATABASE; default: the PG* variables).")
+    var database: String = env("REWIND_DATABASE") ?? ""
+
+    func connect() throws -> Database {
+        do { return try RewindStore.Database(database) } catch { throw Failure(error) }
+    }
+}
+
+extension Admin {
+    struct Migrate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Apply the schema migrations that are missing.",
+            discussion: """
+                Applies schema/NNN_name.sql in order, each in its own transaction, and records
+                them in schema_migrations; running it again applies nothing. The folder is
+                --schema, else REWIND_SCHEMA_DIR, else schema/ beside the source checkout.
+                """)
+        @OptionGroup var db: DatabaseOptions
+        @Option(help: "Folder of NNN_name.sql migrations.")
+        var schema: String?
+
+        func run() throws {
+            guard let dir = schema ?? Migrations.defaultDirectory(executable: CommandLine.arguments[0]) else {
+                throw Failure(RewindError(.notFound, "cannot find the schema folder; pass --schema DIR"))
+            }
+            let database = try db.connect()
+            do {
+                let applied = try Migrations.apply(try Migrations.load(from: dir), to: database)
+                print(applied.isEmpty ? "schema up to date" : "applied \(applied.joined(separator: ", "))")
+            } catch { throw Failure(error) }
+        }
+    }
+
+    struct Replay: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rebuild a document from the log and print its state as JSON.",
+            discussion: """
+                Replays the events of DOC from version 1 up to --to (default: the head) through
+                the same code the server runs, and prints {"doc", "version", "state"}; `state`
+                is exactly what `open` returns at that version. Progress goes to stderr on a
+                terminal.
+                """)
+        @OptionGroup var db: DatabaseOptions
+        @Argument(help: "The document id.")
+        var doc: String
+        @Option(help: "Stop at this version (0 = empty document).")
+        var to: Int64?
+
+        func run() throws {
+            let database = try db.connect()
+            let tty = isatty(2) == 1
+            do {
+                let ledger = try RewindStore.Replay.document(doc, to: to, db: database) { done, total in
+                    if tty { printError("\rreplayed \(done)/\(total)") }
+                }
+                if tty { printError("\n") }
+                print(JSONWriter.string(.obj([("doc", .string(doc)), ("version", .int(ledger.version)), ("state", ledger.document.json)])))
+            } catch { throw Failure(error) }
+        }
+    }
+
+    struct User: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Manage users and their tokens.",
+            subcommands: [Add.self, Token.self])
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Create a user and print a fresh token (exit 3 if the name is taken).",
+                discussion: "Only a SHA-256 of the token is stored: keep the printed token, it cannot be shown again.")
+            @OptionGroup var db: DatabaseOptions
+            @Argument(help: "The user's name (1 to 64 bytes).")
+            var name: String
+
+            func run() throws {
+                let database = try db.connect()
+                do { print(try Accounts.addUser(name, db: database)) } catch { throw Failure(error) }
+            }
+        }
+
+        struct Token: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Issue one more token for an existing user and print it.")
+            @OptionGroup var db: DatabaseOptions
+            @Argument(help: "The user's name.")
+            var name: String
+
+            func run() throws {
+                let database = try db.connect()
+                do { print(try Accounts.token(for: name, db: database)) } catch { throw Failure(error) }
+            }
+        }
+    }
+}
+
+/// A RewindError as a CLI failure: message on stderr, exit code by kind.
+struct Failure: Error, CustomStringConvertible {
+    let error: RewindError
+    init(_ e: RewindError) { error = e }
+    var description: String { "error: \(error.code.rawValue): \(error.message)" }
+    var exitCode: Int32 {
+        switch error.code {
+        case .conflict: return 3
+        case .notFound: return 4
+        case .unavailable: return 5
+        default: return 1
+        }
+    }
+}
+
+/// Writes to standard error (fd 2) without touching C's global `stderr`.
+func printError(_ s: String) {
+    var bytes = Array(s.utf8)
+    _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+func env(_ name: String) -> String? {
+    guard let p = getenv(name) else { return nil }
+    let s = String(decoding: UnsafeRawBufferPointer(start: p, count: strlen(p)), as: UTF8.self)
+    return s.isEmpty ? nil : s
+}
+
+do {
+    var command = try Rewind.parseAsRoot()
+    try command.run()
+} catch let f as Failure {
+    printError("\(f)\n")
+    exit(f.exitCode)
+} catch {
+    Rewind.exit(withError: error)
+}
