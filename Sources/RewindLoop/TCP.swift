@@ -99,7 +99,7 @@ public final class TCPStream {
     public func stopReading() { uv_read_stop(stream) }
 
     /// Bytes handed to the kernel-bound queue but not yet written.
-    public var pendingWriteBytes: Int { Int(uv_stream_get_write_queue_size(stream)) }
+    public var pendingWriteBytes: Int { handleClosing ? 0 : Int(uv_stream_get_write_queue_size(stream)) }
 
     /// Writes `chunks` in order; `done` runs when the write completes or fails.
     public func write(_ chunks: [SharedBytes], done: ((Bool) -> Void)? = nil) {
@@ -120,22 +120,36 @@ public final class TCPStream {
     }
 
     /// Closes after queued writes are flushed (shutdown), or at once if `now`.
+    /// A stream whose shutdown is still waiting on a peer that does not read
+    /// can be closed again with `now: true`: pending writes are then cancelled.
     public func close(now: Bool = false) {
-        guard !isClosed else { return }
+        if isClosed {
+            if now { closeStreamHandle() }
+            return
+        }
         isClosed = true
         onRead = { _ in }
         uv_read_stop(stream)
-        if now { closeHandle(handle); return }
+        if now { closeStreamHandle(); return }
         let req = allocateHandle(uv_shutdown_t.self)
-        req.pointee.data = UnsafeMutableRawPointer(handle)
+        req.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         if uv_shutdown(req, stream, { req, _ in
-            let h = req!.pointee.data.assumingMemoryBound(to: uv_tcp_t.self)
+            let me = Unmanaged<TCPStream>.fromOpaque(req!.pointee.data).takeUnretainedValue()
             free(req)
-            closeHandle(h)
+            me.closeStreamHandle()
         }) != 0 {
             free(req)
-            closeHandle(handle)
+            closeStreamHandle()
         }
+    }
+
+    /// True once `uv_close` was called: the handle must not be touched again.
+    private var handleClosing = false
+
+    private func closeStreamHandle() {
+        guard !handleClosing else { return }
+        handleClosing = true
+        closeHandle(handle)
     }
 
     public var peer: String {

@@ -108,6 +108,9 @@ final class Connection {
         isClosed = true
         stream.close()
         server.connectionEnded(self, reason: reason)
+        // A peer that stops reading would keep the shutdown (and its unsent
+        // bytes) pending forever: close hard after a grace period.
+        server.closeHardLater(stream)
     }
 
     /// Closes without a word (the peer is gone).

@@ -104,9 +104,21 @@ public final class Server {
         for c in list { c.flush() }
     }
 
+    /// Streams saying `bye`, with the time after which they are closed hard.
+    private var closing: [(stream: TCPStream, deadline: UInt64)] = []
+
+    func closeHardLater(_ stream: TCPStream) {
+        closing.append((stream, loop.now + config.closeGraceMs))
+    }
+
     /// Closes connections that went silent or never said hello.
     private func sweep() {
         let now = loop.now
+        closing.removeAll { entry in
+            guard now >= entry.deadline else { return false }
+            entry.stream.close(now: true)
+            return true
+        }
         for c in Array(connections.values) {
             if c.user == nil && now - c.connectedAt > config.handshakeTimeoutMs {
                 c.close(reason: "handshake_timeout", retry: true, message: "no hello within \(config.handshakeTimeoutMs / 1000) s")
