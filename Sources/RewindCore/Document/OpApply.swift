@@ -87,7 +87,9 @@ extension Document {
                 if !value.isNull && old.isNull && n.props.count >= limits.maxPropsPerNode {
                     throw .badRequest("a node holds at most \(limits.maxPropsPerNode) props")
                 }
-                update(id) { $0.props[k] = value.isNull ? nil : value }
+                update(id) { node in
+                    if value.isNull { node.props.removeValue(forKey: k) } else { node.props[k] = value }
+                }
                 return (op, .set(id, key: key, value: old))
             }
 
