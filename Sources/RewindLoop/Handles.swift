@@ -23,7 +23,15 @@ public final class Timer {
     /// Unreferenced timers do not keep the loop alive.
     public func unref() { uv_unref(handlePointer(handle)) }
 
-    public func close() { callback = {}; closeHandle(handle) }
+    private var closed = false
+
+    /// Idempotent: the handle's memory is gone after the first close.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        callback = {}
+        closeHandle(handle)
+    }
 }
 
 /// Runs a callback once per loop turn, just before the loop sleeps: where
@@ -42,7 +50,14 @@ public final class BeforeSleep {
         uv_unref(handlePointer(handle))
     }
 
-    public func close() { callback = {}; closeHandle(handle) }
+    private var closed = false
+
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        callback = {}
+        closeHandle(handle)
+    }
 }
 
 /// A POSIX signal delivered on the loop.
@@ -59,7 +74,14 @@ public final class SignalWatcher {
         }, signal)
     }
 
-    public func close() { callback = { _ in }; closeHandle(handle) }
+    private var closed = false
+
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        callback = { _ in }
+        closeHandle(handle)
+    }
 }
 
 /// Readiness of a file descriptor owned by someone else (libpq's socket).
@@ -90,7 +112,11 @@ public final class FDWatcher {
         })
     }
 
+    private var closed = false
+
     public func close() {
+        guard !closed else { return }
+        closed = true
         uv_poll_stop(handle)
         callback = { _, _ in }
         closeHandle(handle)

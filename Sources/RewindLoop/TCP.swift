@@ -55,7 +55,14 @@ public final class TCPListener {
         }
     }
 
-    public func close() { onConnection = { _ in }; closeHandle(handle) }
+    private var closed = false
+
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        onConnection = { _ in }
+        closeHandle(handle)
+    }
 }
 
 public struct LoopError: Error, CustomStringConvertible {

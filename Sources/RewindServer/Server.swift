@@ -36,12 +36,34 @@ public final class Server {
         store = EventStore(loop: loop, conninfo: config.conninfo, logger: logger)
     }
 
-    /// Listens, then runs the loop until shutdown. Returns the port bound.
+    /// Connects to PostgreSQL, listens, and runs the loop until shutdown.
+    ///
+    /// Listening starts once the database answers (or after `startupWaitMs`
+    /// without it, to serve `unavailable` rather than refuse connections), so
+    /// a fresh server does not greet its first terminals with errors.
     public func run(onListening: ((Int) -> Void)? = nil) throws {
         signal(SIGPIPE, SIG_IGN)
-        let listener = TCPListener(loop: loop)
-        try listener.listen(host: config.host, port: config.port) { [unowned self] stream in self.accept(stream) }
-        self.listener = listener
+        var listenError: Error?
+        let wait = Timer(loop: loop)
+        let startListening = { [unowned self] in
+            guard self.listener == nil, !self.shuttingDown else { return }
+            wait.close()
+            do {
+                let listener = TCPListener(loop: self.loop)
+                try listener.listen(host: self.config.host, port: self.config.port) { [unowned self] stream in self.accept(stream) }
+                self.listener = listener
+                self.logger.info("listening", metadata: ["address": "\(self.config.host):\(listener.port)"])
+                onListening?(listener.port)
+            } catch {
+                listenError = error
+                self.shutdown()
+            }
+        }
+        store.connection.onReady = startListening
+        wait.start(after: config.startupWaitMs) { [unowned self] in
+            self.logger.warning("PostgreSQL not reachable yet; listening anyway (requests get `unavailable` until it is)")
+            startListening()
+        }
         store.start()
         flusher = BeforeSleep(loop: loop) { [unowned self] in self.flushDirty() }
         let sweeper = Timer(loop: loop)
@@ -54,9 +76,8 @@ public final class Server {
                 self.shutdown()
             })
         }
-        logger.info("listening", metadata: ["address": "\(config.host):\(listener.port)"])
-        onListening?(listener.port)
         loop.run()
+        if let listenError { throw listenError }
         logger.info("stopped")
     }
 

@@ -22,6 +22,8 @@ public struct ServerConfig: Sendable {
     public var recentEvents = 1_000
     /// Bad frames in a row after which a connection is dropped.
     public var maxBadFrames = 16
+    /// How long a starting server waits for PostgreSQL before it listens anyway.
+    public var startupWaitMs: UInt64 = 10_000
     /// How long a connection saying `bye` may take to read it before it is closed hard.
     public var closeGraceMs: UInt64 = 5_000
     /// How long shutdown waits for commits already under way.

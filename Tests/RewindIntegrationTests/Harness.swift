@@ -1,0 +1,221 @@
+import Foundation
+import Glibc
+import RewindCore
+import RewindStore
+import XCTest
+
+/// A throwaway database on the cluster the test command started (PG* variables),
+/// with the schema applied and two users.
+final class TestDatabase {
+    nonisolated(unsafe) private static var counter = 0
+    let name: String
+    let conninfo: String
+    let db: Database
+    var tokens: [String: String] = [:]
+
+    init(users: [String] = ["alice", "bob"]) throws {
+        guard ProcessInfo.processInfo.environment["PGHOST"] != nil else {
+            throw XCTSkip("PGHOST is not set: run the tests with scripts/test, which starts PostgreSQL")
+        }
+        Self.counter += 1
+        name = "rewind_test_\(getpid())_\(Self.counter)"
+        let admin = try Database("dbname=postgres")
+        try admin.query("DROP DATABASE IF EXISTS \(name)")
+        try admin.query("CREATE DATABASE \(name)")
+        conninfo = "dbname=\(name)"
+        db = try Database(conninfo)
+        try Migrations.apply(try Migrations.load(from: Self.repositoryRoot + "/schema"), to: db)
+        for u in users { tokens[u] = try Accounts.addUser(u, db: db) }
+    }
+
+    static let repositoryRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// Rows in the events table of a document.
+    func eventCount(_ doc: String) throws -> Int {
+        Int(try db.query("SELECT count(*) FROM events WHERE doc = $1", [doc]).int(0, 0)!)
+    }
+}
+
+/// The real `rewind-server` binary, run as a child process on a free port.
+final class ServerProcess {
+    let process = Process()
+    private let stdout = Pipe()
+    let stderrPath: String
+    private(set) var port = 0
+
+    static let binDirectory: String = {
+        if let dir = ProcessInfo.processInfo.environment["REWIND_BIN_DIR"] { return dir }
+        // `swift test` runs .build/<triple>/debug/RewindPackageTests.xctest; the binaries sit beside it.
+        var candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path]
+        candidates.append(TestDatabase.repositoryRoot + "/.build/debug")
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/rewind-server") } ?? candidates.last!
+    }()
+
+    init(database: TestDatabase, arguments: [String] = []) throws {
+        process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/rewind-server")
+        process.arguments = ["--listen", "127.0.0.1:0", "--database", database.conninfo, "--log-level", "warning"] + arguments
+        process.standardOutput = stdout
+        stderrPath = NSTemporaryDirectory() + "rewind-server-\(database.name)-\(UUID().uuidString.prefix(8)).log"
+        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        try process.run()
+        let line = try readLine(timeout: 30)
+        guard let r = line.range(of: "listening on 127.0.0.1:"), let p = Int(line[r.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestFailure("server did not start: \(line) \(log)")
+        }
+        port = p
+    }
+
+    var log: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    private func readLine(timeout: Double) throws -> String {
+        let fd = stdout.fileHandleForReading.fileDescriptor
+        var bytes: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 200) > 0 else { continue }
+            var b: UInt8 = 0
+            guard read(fd, &b, 1) == 1 else { break }
+            if b == 0x0A { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(b)
+        }
+        throw TestFailure("no line from the server within \(timeout) s; its log: \(log)")
+    }
+
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, then the exit status.
+    func terminate() -> Int32 {
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { kill9() }
+        try? FileManager.default.removeItem(atPath: stderrPath)
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+/// A terminal: a blocking TCP client speaking NDJSON, keeping pushes aside
+/// while it waits for a reply.
+final class Terminal {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+    private var nextID: Int64 = 1
+    private(set) var pushes: [JSONObject] = []
+
+    init(port: Int, receiveBuffer: Int32? = nil, timeout: Int = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard rc == 0 else { close(fd); throw TestFailure("cannot connect to port \(port)") }
+    }
+
+    deinit { close(fd) }
+
+    func sendRaw(_ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { return }
+            sent += n
+        }
+    }
+
+    func send(_ v: JSON) { sendRaw(Message.line(v)) }
+
+    /// The next line from the server, or nil at end of stream or timeout.
+    func readLine() -> [UInt8]? {
+        while true {
+            if let nl = buffer.firstIndex(of: 0x0A) {
+                let line = Array(buffer[..<nl])
+                buffer.removeFirst(nl + 1)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { return nil }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+    }
+
+    /// The next message, whatever it is.
+    func next() throws -> JSONObject {
+        guard let line = readLine() else { throw TestFailure("connection closed or silent") }
+        guard let o = try JSONParser.parse(line).objectValue else { throw TestFailure("not an object: \(String(decoding: line, as: UTF8.self))") }
+        return o
+    }
+
+    /// Sends a request and returns its reply; pushes that arrive first are kept in `pushes`.
+    @discardableResult
+    func request(_ type: String, _ fields: [(String, JSON)] = []) throws -> JSONObject {
+        let id = nextID
+        nextID += 1
+        send(.obj([("id", .int(id)), ("type", .string(type))] + fields.map { ($0.0, Optional($0.1)) }))
+        return try reply(to: id)
+    }
+
+    func reply(to id: Int64) throws -> JSONObject {
+        while true {
+            let m = try next()
+            if m["re"] == .int(id) { return m }
+            if m["push"] != nil { pushes.append(m) } else { throw TestFailure("unexpected message \(JSONWriter.string(.object(m)))") }
+        }
+    }
+
+    /// The next push of `kind` (earlier pushes of other kinds stay queued).
+    func push(_ kind: String) throws -> JSONObject {
+        if let i = pushes.firstIndex(where: { $0["push"] == .string(kind) }) { return pushes.remove(at: i) }
+        while true {
+            let m = try next()
+            if m["push"] == .string(kind) { return m }
+            pushes.append(m)
+        }
+    }
+
+    /// Says hello; fails the test if the server refuses.
+    @discardableResult
+    func hello(_ user: String, _ db: TestDatabase, client: String? = nil) throws -> JSONObject {
+        var f: [(String, JSON)] = [("user", .string(user)), ("token", .string(db.tokens[user]!))]
+        if let client { f.append(("client", .string(client))) }
+        let r = try request("hello", f)
+        guard r["ok"] == true else { throw TestFailure("hello refused: \(JSONWriter.string(.object(r)))") }
+        return r
+    }
+
+    /// Submits and returns the committed version (fails the test on an error reply).
+    @discardableResult
+    func submit(_ doc: String, tx: String, base: Int64, _ ops: [JSON], file: StaticString = #filePath, line: UInt = #line) throws -> Int64 {
+        let r = try request("submit", [("doc", .string(doc)), ("tx", .string(tx)), ("base", .int(base)), ("ops", .array(ops))])
+        guard r["ok"] == true, let v = r["version"]?.intValue else {
+            throw TestFailure("submit failed: \(JSONWriter.string(.object(r)))")
+        }
+        return v
+    }
+}
+
+extension JSONObject {
+    var errorCode: String? { self["error"]?.objectValue?["code"]?.stringValue }
+}
