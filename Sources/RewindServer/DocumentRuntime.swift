@@ -68,6 +68,21 @@ final class DocumentRuntime {
         if state == .stale { catchUp() }
     }
 
+    /// Like `whenReady`, but first asks the log for its head, so that events
+    /// another server appended are read before `body` runs (used by `open`).
+    func whenCurrent(_ body: @escaping (RewindError?) -> Void) {
+        guard state == .ready && whenReadyQueue.isEmpty else { return whenReady(body) }
+        server.store.head(doc: id) { [self] result in
+            switch result {
+            case let .failure(e): body(e)
+            case .success(nil): body(.notFound("no document \"\(self.id)\""))
+            case let .success(head?):
+                if head > self.committed.version && self.state == .ready && self.pending.isEmpty { self.state = .stale }
+                self.whenReady(body)
+            }
+        }
+    }
+
     private func catchUp() {
         state = .catchingUp
         server.store.head(doc: id) { [self] result in

@@ -111,7 +111,7 @@ extension Server {
             throw RewindError(.rateLimited, "at most \(config.maxOpenDocuments) documents open per connection")
         }
         let d = document(doc)
-        d.whenReady { [unowned self] error in
+        d.whenCurrent { [unowned self] error in
             guard !c.isClosed else { return }
             if let error { return c.reply(Message.error(r.id, error)) }
             let head = d.committed.version
