@@ -1,0 +1,17 @@
+-- A least-privilege role for rewind-server. Run as the schema owner after
+-- `rewind admin migrate`, then give the server `user=rewind_server`.
+-- The server can append events and read everything it serves; it cannot
+-- UPDATE or DELETE events (the append-only triggers refuse that even for the
+-- owner), change users, or alter the schema. Admin commands (`rewind admin`)
+-- run as the schema owner.
+DO $$ BEGIN
+    CREATE ROLE rewind_server LOGIN;
+EXCEPTION WHEN duplicate_object THEN NULL;
+END $$;
+
+GRANT USAGE ON SCHEMA public TO rewind_server;
+GRANT SELECT ON users, tokens, schema_migrations TO rewind_server;
+GRANT SELECT, INSERT ON documents TO rewind_server;
+GRANT UPDATE (head) ON documents TO rewind_server;
+GRANT SELECT, INSERT ON events TO rewind_server;
+GRANT USAGE ON SEQUENCE events_position_seq TO rewind_server;
