@@ -1,0 +1,120 @@
+# Shared set-up for scripts/run, scripts/test, scripts/pg and the benchmarks.
+# Source it; it defines functions and changes nothing until they are called.
+#
+#   rewind_install_deps     apt-get what is missing (libuv, libpq, PostgreSQL, pkg-config)
+#   rewind_start_postgres   create (once) and start the project's own cluster; export PG*
+#   rewind_stop_postgres    stop it
+#   rewind_build [CONFIG]   swift build; sets REWIND_BIN to the binaries' folder
+
+REWIND_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+REWIND_PG_PORT="${REWIND_PG_PORT:-55432}"
+
+say() { echo "[rewind] $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+rewind_install_deps() {
+    local missing=()
+    for pkg in pkg-config libuv1-dev libpq-dev postgresql; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        local sudo=""
+        if [ "$(id -u)" -ne 0 ]; then
+            command -v sudo >/dev/null || die "missing packages: ${missing[*]} (install them, or run as root)"
+            sudo="sudo"
+        fi
+        say "installing ${missing[*]}"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+    if ! command -v swift >/dev/null; then
+        [ -x /opt/swift/usr/bin/swift ] && export PATH="/opt/swift/usr/bin:$PATH"
+    fi
+    command -v swift >/dev/null || die "no Swift toolchain on PATH (Swift 6 is needed: https://swift.org/install)"
+}
+
+# The PostgreSQL binaries (initdb, pg_ctl) of the newest installed version.
+pg_bindir() {
+    local d
+    d="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+    [ -n "$d" ] || d="$(pg_config --bindir 2>/dev/null)"
+    [ -x "$d/initdb" ] || die "PostgreSQL server binaries not found (apt-get install postgresql)"
+    echo "$d"
+}
+
+# Runs a command as the cluster's owner: postgres when we are root (PostgreSQL
+# refuses to run as root), ourselves otherwise.
+as_pg() {
+    if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# Picks the data folder: .pg/ in the checkout, unless the cluster's user
+# cannot reach it (a clone under root's 0700 home), then a folder it can.
+pg_datadir() {
+    local wanted="$REWIND_ROOT/.pg"
+    if [ "$(id -u)" -ne 0 ]; then echo "$wanted"; return; fi
+    mkdir -p "$wanted"
+    chown postgres "$wanted"
+    if runuser -u postgres -- test -w "$wanted" 2>/dev/null; then
+        echo "$wanted"
+    else
+        local alt="/var/tmp/rewind-pg-$(echo -n "$REWIND_ROOT" | md5sum | cut -c1-8)"
+        say "the postgres user cannot reach $wanted (a parent folder is private); using $alt instead"
+        mkdir -p "$alt"
+        chown postgres "$alt"
+        echo "$alt"
+    fi
+}
+
+rewind_start_postgres() {
+    local bin dir data sock log
+    bin="$(pg_bindir)"
+    dir="$(pg_datadir)"
+    data="$dir/data"
+    log="$dir/postgres.log"
+    # Unix socket paths are limited to 107 bytes: keep the socket folder short.
+    sock="/tmp/rewind-$(echo -n "$REWIND_ROOT" | md5sum | cut -c1-8)"
+    mkdir -p "$sock"
+    [ "$(id -u)" -eq 0 ] && chown postgres "$sock"
+
+    if [ ! -f "$data/PG_VERSION" ]; then
+        say "creating a PostgreSQL cluster in $data"
+        as_pg "$bin/initdb" -D "$data" --auth=trust --username=rewind -E UTF8 --locale=C.UTF-8 >/dev/null 2>&1 \
+            || as_pg "$bin/initdb" -D "$data" --auth=trust --username=rewind -E UTF8 --no-locale >/dev/null \
+            || die "initdb failed"
+    fi
+
+    # Socket only: two checkouts on one machine never fight over a TCP port.
+    local opts="-p $REWIND_PG_PORT -k $sock -c listen_addresses= -c max_connections=300"
+    if [ "${REWIND_PG_FAST:-0}" = 1 ]; then
+        # Test-only speed: benchmarks never set this; their commits are durable.
+        opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    fi
+    if as_pg "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+        say "PostgreSQL already running ($data)"
+    else
+        say "starting PostgreSQL on port $REWIND_PG_PORT (socket $sock)"
+        as_pg "$bin/pg_ctl" -D "$data" -l "$log" -o "$opts" -w -t 60 start >/dev/null \
+            || { tail -n 20 "$log" >&2; die "PostgreSQL did not start (log: $log)"; }
+    fi
+
+    export PGHOST="$sock" PGPORT="$REWIND_PG_PORT" PGUSER=rewind PGDATABASE=rewind
+    if [ "$(psql -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'rewind'")" != 1 ]; then
+        psql -d postgres -qc "CREATE DATABASE rewind" || die "cannot create the rewind database"
+    fi
+    say "PostgreSQL ready: PGHOST=$PGHOST PGPORT=$PGPORT PGUSER=$PGUSER PGDATABASE=$PGDATABASE"
+}
+
+rewind_stop_postgres() {
+    local data
+    data="$(pg_datadir)/data"
+    [ -f "$data/PG_VERSION" ] || { say "no cluster at $data"; return 0; }
+    as_pg "$(pg_bindir)/pg_ctl" -D "$data" -m fast stop
+}
+
+rewind_build() {
+    local config="${1:-debug}"
+    (cd "$REWIND_ROOT" && swift build -c "$config") || die "build failed"
+    REWIND_BIN="$(cd "$REWIND_ROOT" && swift build -c "$config" --show-bin-path)"
+    export REWIND_BIN
+}
