@@ -24,6 +24,8 @@ final class Connection {
     var user: (id: Int64, name: String)?
     var clientID: String?
     var authenticating = false
+    /// Frames that arrived while `hello` was being checked.
+    var deferred: [FrameDecoder.Frame] = []
     var openDocuments: Set<String> = []
 
     private var output: [SharedBytes] = []

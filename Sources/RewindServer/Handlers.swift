@@ -6,6 +6,14 @@ import RewindStore
 /// Requests → actions. One function per request type of PROTOCOL.md.
 extension Server {
     func handle(_ frame: FrameDecoder.Frame, from c: Connection) {
+        // Lines pipelined behind `hello` wait for it, then run in order.
+        if c.authenticating {
+            guard c.deferred.count < config.maxDeferredFrames else {
+                return c.close(reason: "rate_limited", retry: true, message: "too many requests sent before hello was answered")
+            }
+            c.deferred.append(frame)
+            return
+        }
         let line: [UInt8]
         switch frame {
         case .tooLarge:
@@ -62,6 +70,11 @@ extension Server {
         store.authenticate(token: token) { [unowned self] result in
             c.authenticating = false
             guard !c.isClosed else { return }
+            defer {
+                let waiting = c.deferred
+                c.deferred = []
+                for frame in waiting where !c.isClosed { self.handle(frame, from: c) }
+            }
             switch result {
             case let .failure(e): c.reply(Message.error(r.id, e))
             case .success(nil): c.reply(Message.error(r.id, RewindError(.unauthorized, "unknown token")))

@@ -20,6 +20,8 @@ public struct ServerConfig: Sendable {
     public var catchUpPage = 1_000
     /// Committed events per document kept in memory for catch-up without a query.
     public var recentEvents = 1_000
+    /// Lines a terminal may send before its `hello` is answered.
+    public var maxDeferredFrames = 256
     /// Bad frames in a row after which a connection is dropped.
     public var maxBadFrames = 16
     /// How long a starting server waits for PostgreSQL before it listens anyway.

@@ -22,6 +22,24 @@ final class CollaborationTests: XCTestCase {
         XCTAssertEqual(ok["protocol"], 1)
     }
 
+    func testRequestsPipelinedBehindHelloAreAnsweredInOrder() throws {
+        let db = try TestDatabase()
+        let server = try ServerProcess(database: db)
+        let t = try Terminal(port: server.port)
+        // Everything in one write, as when a session is pasted into nc.
+        let lines: [JSON] = [
+            ["id": 1, "type": "hello", "user": "alice", "token": .string(db.tokens["alice"]!)],
+            ["id": 2, "type": "create_doc", "doc": "p"],
+            ["id": 3, "type": "open", "doc": "p"],
+            ["id": 4, "type": "submit", "doc": "p", "tx": "1", "base": 0, "ops": [["op": "set", "node": "root", "key": "k", "value": 1]]],
+        ]
+        t.sendRaw(lines.flatMap { Message.line($0) })
+        for id in 1...4 as ClosedRange<Int64> {
+            let r = try t.reply(to: id)
+            XCTAssertEqual(r["ok"], true, "\(id): \(JSONWriter.string(.object(r)))")
+        }
+    }
+
     func testTwoTerminalsSeeEachOthersEditsInVersionOrder() throws {
         let db = try TestDatabase()
         let server = try ServerProcess(database: db)

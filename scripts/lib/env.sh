@@ -14,7 +14,8 @@ die() { say "error: $*"; exit 1; }
 
 rewind_install_deps() {
     local missing=()
-    for pkg in pkg-config libuv1-dev libpq-dev postgresql; do
+    # netcat-openbsd: the README's first session is typed into nc.
+    for pkg in pkg-config libuv1-dev libpq-dev postgresql netcat-openbsd; do
         dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
     done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -45,7 +46,8 @@ pg_bindir() {
 # Runs a command as the cluster's owner: postgres when we are root (PostgreSQL
 # refuses to run as root), ourselves otherwise.
 as_pg() {
-    if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+    # From / : postgres may not be allowed into the current folder.
+    if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 # Picks the data folder: .pg/ in the checkout, unless the cluster's user
