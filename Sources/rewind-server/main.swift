@@ -60,7 +60,10 @@ struct RewindServerCommand: ParsableCommand {
                 fflush(nil)
             }
         } catch {
-            throw ValidationError("\(error)")
+            // Not a usage problem: say what went wrong, without the usage text.
+            var message = Array("rewind-server: \(error)\n".utf8)
+            _ = message.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+            throw ExitCode.failure
         }
     }
 
