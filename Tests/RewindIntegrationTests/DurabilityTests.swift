@@ -30,11 +30,8 @@ final class DurabilityTests: XCTestCase {
     }
 
     func testTheEventLogRefusesUpdateDeleteAndTruncate() throws {
-        let db = try TestDatabase()
-        let server = try ServerProcess(database: db)
-        let t = try Terminal(port: server.port)
-        try t.hello("alice", db)
-        try t.request("create_doc", [("doc", "d")])
+        let f = try Fixture()
+        let (db, t) = (f.db, f.alice)
         try t.submit("d", tx: "x", base: 0, [["op": "set", "node": "root", "key": "k", "value": 1]])
         for sql in ["UPDATE events SET action = 'forged'", "DELETE FROM events", "TRUNCATE events"] {
             XCTAssertThrowsError(try db.db.query(sql), sql) { e in
@@ -45,11 +42,8 @@ final class DurabilityTests: XCTestCase {
     }
 
     func testTheLogRefusesGapsAndRepeatedVersions() throws {
-        let db = try TestDatabase()
-        let server = try ServerProcess(database: db)
-        let t = try Terminal(port: server.port)
-        try t.hello("alice", db)
-        try t.request("create_doc", [("doc", "d")])
+        let f = try Fixture()
+        let (db, t) = (f.db, f.alice)
         try t.submit("d", tx: "x", base: 0, [["op": "set", "node": "root", "key": "k", "value": 1]])
         let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'")[0, 0]!
         let insert = """
@@ -68,11 +62,8 @@ final class DurabilityTests: XCTestCase {
     }
 
     func testTheHashChainLinksEachEventToThePreviousOne() throws {
-        let db = try TestDatabase()
-        let server = try ServerProcess(database: db)
-        let t = try Terminal(port: server.port)
-        try t.hello("alice", db)
-        try t.request("create_doc", [("doc", "d")])
+        let f = try Fixture()
+        let (db, t) = (f.db, f.alice)
         for i in 0..<3 { try t.submit("d", tx: "x\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "k", "value": .int(Int64(i))]]) }
         let mismatches = try db.db.query("""
             SELECT e.version FROM events e LEFT JOIN events p ON p.doc = e.doc AND p.version = e.version - 1
@@ -84,11 +75,8 @@ final class DurabilityTests: XCTestCase {
     }
 
     func testShutdownAnswersCommitsAndSaysByeWithRetry() throws {
-        let db = try TestDatabase()
-        let server = try ServerProcess(database: db)
-        let t = try Terminal(port: server.port)
-        try t.hello("alice", db)
-        try t.request("create_doc", [("doc", "d")])
+        let f = try Fixture()
+        let (server, t) = (f.server, f.alice)
         try t.submit("d", tx: "x", base: 0, [["op": "set", "node": "root", "key": "k", "value": 1]])
         XCTAssertEqual(server.terminate(), 0)
         let bye = try t.push("bye")

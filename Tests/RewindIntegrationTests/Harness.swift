@@ -60,7 +60,7 @@ final class ServerProcess {
         process.arguments = ["--listen", "127.0.0.1:0", "--database", database.conninfo, "--log-level", "warning"] + arguments
         process.standardOutput = stdout
         stderrPath = NSTemporaryDirectory() + "rewind-server-\(database.name)-\(UUID().uuidString.prefix(8)).log"
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         try process.run()
         let line = try readLine(timeout: 30)
@@ -102,6 +102,29 @@ final class ServerProcess {
     deinit {
         if process.isRunning { kill9() }
         try? FileManager.default.removeItem(atPath: stderrPath)
+    }
+}
+
+/// What most tests start from: a database, a server on it, and alice's
+/// terminal, hello said, with document `doc` created.
+struct Fixture {
+    let db: TestDatabase
+    let server: ServerProcess
+    let alice: Terminal
+
+    init(doc: String? = "d", serverArguments: [String] = []) throws {
+        db = try TestDatabase()
+        server = try ServerProcess(database: db, arguments: serverArguments)
+        alice = try Terminal(port: server.port)
+        try alice.hello("alice", db)
+        if let doc { try alice.request("create_doc", [("doc", .string(doc))]) }
+    }
+
+    /// Another terminal of `user` on the same server, hello said.
+    func terminal(_ user: String, client: String? = nil) throws -> Terminal {
+        let t = try Terminal(port: server.port)
+        try t.hello(user, db, client: client)
+        return t
     }
 }
 

@@ -6,11 +6,8 @@ import XCTest
 /// The database goes away, or another server writes first: nothing acknowledged is lost.
 final class RecoveryTests: XCTestCase {
     func testTheServerReconnectsByItselfAfterLosingItsDatabaseConnection() throws {
-        let db = try TestDatabase()
-        let server = try ServerProcess(database: db)
-        let t = try Terminal(port: server.port)
-        try t.hello("alice", db)
-        try t.request("create_doc", [("doc", "d")])
+        let f = try Fixture()
+        let (db, server, t) = (f.db, f.server, f.alice)
         try t.submit("d", tx: "before", base: 0, [["op": "set", "node": "root", "key": "k", "value": 1]])
         // Cut the server's database connection from the database side.
         let killed = try db.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [db.name])
