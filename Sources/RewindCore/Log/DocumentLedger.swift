@@ -7,9 +7,11 @@
 /// live serving computed and stored.
 public struct DocumentLedger: Sendable {
     public let doc: String
-    public private(set) var document = Document()
+    public internal(set) var document = Document()
     public private(set) var version: Int64 = 0
     public let limits: Limits
+    /// Every user's undo and redo stacks: a projection of the same entries.
+    public internal(set) var history: UndoHistory
 
     /// Ops of the newest versions, oldest first; `recentStart` is the version of the first.
     private var recent: [[Op]] = []
@@ -38,12 +40,19 @@ public struct DocumentLedger: Sendable {
         /// Chosen by the shell: identity and clock are not the core's to make up.
         public var eventID: String
         public var time: Int64
+        /// The explicit group the terminal holds open, if any: the edit joins it.
+        public var openGroup: String?
+        /// The terminal's selection before the ops.
+        public var selection: Selection?
+        /// Text edits by one terminal in one node this close together (ms) coalesce into one "Typing" group.
+        public var typingWindow: Int64 = 500
 
         public init(tx: String, base: Int64, ops: [Op], action: String?, userID: Int64, userName: String,
-                    client: String, eventID: String, time: Int64)
+                    client: String, eventID: String, time: Int64, openGroup: String? = nil, selection: Selection? = nil)
         {
             self.tx = tx; self.base = base; self.ops = ops; self.action = action; self.userID = userID
             self.userName = userName; self.client = client; self.eventID = eventID; self.time = time
+            self.openGroup = openGroup; self.selection = selection
         }
 
         /// Ops and action: what makes a resubmission "the same transaction".
@@ -59,9 +68,10 @@ public struct DocumentLedger: Sendable {
         case duplicate(version: Int64)
     }
 
-    public init(doc: String, limits: Limits = Limits()) {
+    public init(doc: String, limits: Limits = Limits(), undoLevels: Int = 100) {
         self.doc = doc
         self.limits = limits
+        history = UndoHistory(levels: undoLevels)
     }
 
     public func transaction(user: Int64, tx: String) -> TxRecord? { transactions[TxKey(user: user, tx: Key(tx))] }
@@ -88,17 +98,54 @@ public struct DocumentLedger: Sendable {
             let concurrent = recent[Int(s.base + 1 - recentStart)...].flatMap { $0 }
             ops = TextTransform.rebase(ops, through: concurrent)
         }
+        let scope = undoScope(of: ops)
         let applied: Document.Applied
         do {
             applied = try document.apply(ops, limits: limits)
         } catch let e where e.code == .notFound && s.base < version {
             throw RewindError(.conflict, "\(e.message) (changed by a concurrent transaction since version \(s.base))", details: e.details)
         }
+        let group = s.openGroup ?? coalescingGroup(s, ops: applied.ops, scope: scope) ?? s.eventID
+        let meta = EventMeta(scope: scope, open: s.openGroup != nil, selection: s.selection)
         let event = Event(doc: doc, version: version + 1, id: s.eventID, tx: s.tx, txDigest: digest, userID: s.userID,
-                          userName: s.userName, client: s.client, group: s.eventID, kind: .edit, action: s.action,
-                          base: s.base, ops: applied.ops, inverse: applied.inverse, refers: nil, time: s.time)
+                          userName: s.userName, client: s.client, group: group, kind: .edit, action: s.action,
+                          base: s.base, ops: applied.ops, inverse: applied.inverse, refers: nil, time: s.time, meta: meta)
         record(event)
         return .appended(event)
+    }
+
+    /// The innermost node with `undoScope` that contains every node the ops
+    /// touch (a scope node contains itself), or nil for the document.
+    public func undoScope(of ops: [Op]) -> Key? {
+        var anchors: [Key] = []
+        for op in ops {
+            switch op {
+            case let .create(_, parent, _): anchors.append(parent)
+            case let .move(n, parent, _): anchors += [n, parent]
+            default: anchors.append(op.node)
+            }
+        }
+        guard let first = anchors.first else { return nil }
+        var cur: Key? = first
+        while let c = cur, let n = document[c] {
+            if n.undoScope && anchors.allSatisfy({ document.isInSubtree($0, of: c) }) { return c }
+            cur = n.parent
+        }
+        return nil
+    }
+
+    /// The "Typing" group this edit extends, if the rules of SPEC section 4 allow:
+    /// text-only in the same node by the same terminal, no other action name,
+    /// the group still the newest of the user's stack, within the window.
+    private func coalescingGroup(_ s: Submission, ops: [Op], scope: Key?) -> String? {
+        guard s.action == nil || s.action == Titles.ServerAction.typing,
+              let node = UndoHistory.typingNode(ops),
+              let top = history.topUndo(user: s.userID, scope: scope),
+              top.client == s.client, top.typingNode == node, !top.isUndone, top.effect == top.edits,
+              top.givenAction == nil || top.givenAction == Titles.ServerAction.typing,
+              s.time >= top.lastTime, s.time - top.lastTime <= s.typingWindow
+        else { return nil }
+        return top.key.id
     }
 
     /// Applies an event from the log. Versions must follow on without a gap.
@@ -112,7 +159,22 @@ public struct DocumentLedger: Sendable {
         record(e)
     }
 
-    private mutating func record(_ e: Event) {
+    /// Applies a group mark from the log. It must be the next mark and sit at the head.
+    public mutating func replay(_ m: GroupMark) throws(RewindError) {
+        guard m.n == history.markCount + 1, m.afterVersion == version else {
+            throw RewindError(.internal, "mark \(m.n) of \(doc) (after version \(m.afterVersion)) is out of order at version \(version), mark \(history.markCount)")
+        }
+        history.record(m)
+    }
+
+    public mutating func replay(_ entry: LogEntry) throws(RewindError) {
+        switch entry {
+        case let .event(e): try replay(e)
+        case let .mark(m): try replay(m)
+        }
+    }
+
+    mutating func record(_ e: Event) {
         version = e.version
         recent.append(e.ops)
         if recent.count > 2 * limits.maxRebaseDistance {
@@ -121,5 +183,6 @@ public struct DocumentLedger: Sendable {
             recentStart += Int64(drop)
         }
         transactions[TxKey(user: e.userID, tx: Key(e.tx))] = TxRecord(version: e.version, digest: e.txDigest)
+        history.record(e)
     }
 }

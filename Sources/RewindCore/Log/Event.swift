@@ -30,11 +30,14 @@ public struct Event: Sendable, Equatable {
     public var refers: String?
     /// Milliseconds since 1970 on the server's clock.
     public var time: Int64
+    /// Undo scope, open group, selection (see `EventMeta`).
+    public var meta: EventMeta
 
     public init(doc: String, version: Int64, id: String, tx: String, txDigest: String, userID: Int64, userName: String,
                 client: String, group: String, kind: EventKind, action: String?, base: Int64, ops: [Op], inverse: [Op],
-                refers: String?, time: Int64)
+                refers: String?, time: Int64, meta: EventMeta = EventMeta())
     {
+        self.meta = meta
         self.doc = doc; self.version = version; self.id = id; self.tx = tx; self.txDigest = txDigest
         self.userID = userID; self.userName = userName; self.client = client; self.group = group
         self.kind = kind; self.action = action; self.base = base; self.ops = ops; self.inverse = inverse
@@ -55,6 +58,7 @@ public struct Event: Sendable, Equatable {
             ("ops", Op.encodeList(ops)),
             ("tx", .string(tx)),
             ("refers", refers.map { .string($0) }),
+            ("scope", meta.scope.map { .string($0.string) }),
         ])
     }
 }

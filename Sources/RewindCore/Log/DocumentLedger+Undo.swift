@@ -1,0 +1,100 @@
+/// Undo, redo and group marks on the ledger: the same deterministic path for
+/// live serving and replay (a revert becomes an ordinary event; a mark is
+/// recorded by `UndoHistory.record`).
+extension DocumentLedger {
+    public struct RevertRequest: Sendable {
+        public var kind: EventKind  // .undo or .redo
+        public var userID: Int64
+        public var userName: String
+        public var client: String
+        public var scope: Key?
+        public var policy: ConflictPolicy
+        /// The terminal's retry key; without one the event id stands in.
+        public var tx: String?
+        public var eventID: String
+        public var time: Int64
+
+        public init(kind: EventKind, userID: Int64, userName: String, client: String, scope: Key?, policy: ConflictPolicy,
+                    tx: String?, eventID: String, time: Int64)
+        {
+            self.kind = kind; self.userID = userID; self.userName = userName; self.client = client; self.scope = scope
+            self.policy = policy; self.tx = tx; self.eventID = eventID; self.time = time
+        }
+
+        var digest: String {
+            Fingerprint.hex(JSONWriter.encode(.obj([("revert", .string(kind.rawValue)), ("scope", scope.map { .string($0.string) })])))
+        }
+    }
+
+    public struct RevertResult: Sendable {
+        /// The new event, already applied; nil when the same `tx` was already recorded.
+        public var event: Event?
+        public var version: Int64
+        public var action: String?
+        /// The selection to restore (transformed through later text edits).
+        public var selection: Selection?
+        public var skipped: [Conflict]
+        public var conflicts: [Conflict]
+    }
+
+    /// Undoes the user's newest group in the scope (or redoes the newest undone one).
+    public mutating func revert(_ r: RevertRequest, userName: (Int64) -> String?) throws(RewindError) -> RevertResult {
+        precondition(r.kind == .undo || r.kind == .redo)
+        let digest = r.digest
+        if let tx = r.tx, let seen = transaction(user: r.userID, tx: tx) {
+            guard seen.digest == digest else {
+                throw .conflict("transaction \"\(tx)\" was already used with different content", details: ["version": .int(seen.version)])
+            }
+            return RevertResult(event: nil, version: seen.version, action: nil, selection: nil, skipped: [], conflicts: [])
+        }
+        let verb = r.kind == .undo ? "undo" : "redo"
+        guard let group = r.kind == .undo ? history.topUndo(user: r.userID, scope: r.scope) : history.topRedo(user: r.userID, scope: r.scope) else {
+            throw .notFound("nothing to \(verb)" + (r.scope.map { " in scope \"\($0)\"" } ?? ""))
+        }
+        let revert = try history.revert(group, on: document, user: r.userID, policy: r.policy, limits: limits, userName: userName)
+        let event = Event(doc: doc, version: version + 1, id: r.eventID, tx: r.tx ?? r.eventID, txDigest: digest, userID: r.userID,
+                          userName: r.userName, client: r.client, group: group.key.id, kind: r.kind, action: group.action,
+                          base: version, ops: revert.applied.ops, inverse: revert.applied.inverse, refers: group.key.id,
+                          time: r.time, meta: EventMeta(scope: r.scope))
+        document = revert.document
+        var e = event
+        record(e)
+        let selection = restoredSelection(group, kind: r.kind)
+        if selection != nil {
+            // Recorded with the event so that the log says what was handed back.
+            e.meta.selection = selection
+        }
+        return RevertResult(event: e, version: e.version, action: group.action, selection: selection,
+                            skipped: revert.skipped, conflicts: revert.conflicts)
+    }
+
+    /// The selection before the group (for undo) or after it (for redo), moved
+    /// through the text edits made since in its node.
+    func restoredSelection(_ g: UndoHistory.Group, kind: EventKind) -> Selection? {
+        let undo = kind == .undo
+        guard var s = undo ? g.selectionBefore : g.selectionAfter else { return nil }
+        let from = undo ? (g.edits.first ?? 1) - 1 : g.lastEdit
+        for v in history.touches(of: s.node, after: from) {
+            for op in history.logged(v)!.ops where op.node == s.node && op.isText {
+                s = s.mapped(through: op, gravity: undo ? .left : .right)
+            }
+        }
+        return s
+    }
+
+    /// A new mark at the head, recorded; the caller stores it.
+    public mutating func mark(_ kind: GroupMark.Kind, userID: Int64, client: String, group: String? = nil, scope: Key? = nil,
+                              action: String? = nil, selection: Selection? = nil, tx: String? = nil, id: String,
+                              time: Int64) -> GroupMark
+    {
+        let m = GroupMark(n: history.markCount + 1, afterVersion: version, id: id, userID: userID, client: client, kind: kind,
+                          group: group, scope: scope, action: action, selection: selection, tx: tx, time: time)
+        history.record(m)
+        return m
+    }
+
+    /// The mark already recorded for this `tx` of this user, if any.
+    public func markTransaction(user: Int64, tx: String) -> Int64? {
+        history.markTransactions[TxKey(user: user, tx: Key(tx))]
+    }
+}

@@ -1,0 +1,49 @@
+/// Undo and redo titles ("Undo Move"), localized per terminal (SPEC section 4).
+///
+/// The verbs and the server's own action names (Typing, Move, Delete, Restore
+/// Version) are translated; action names given by clients are shown as given.
+public enum Titles {
+    public static let locales = ["en", "zh-Hant", "zh-Hans", "ja"]
+
+    /// The server's own action names, as recorded in the log (always English).
+    public enum ServerAction {
+        public static let typing = "Typing"
+        public static let move = "Move"
+        public static let delete = "Delete"
+        public static let restore = "Restore Version"
+        static let all: Set<String> = [typing, move, delete, restore]
+    }
+
+    private static let table: [String: [String: String]] = [
+        "en": ["Undo": "Undo", "Redo": "Redo", "Cancel": "Cancel", "Typing": "Typing", "Move": "Move",
+               "Delete": "Delete", "Restore Version": "Restore Version"],
+        "zh-Hant": ["Undo": "還原", "Redo": "重做", "Cancel": "取消", "Typing": "輸入", "Move": "移動",
+                    "Delete": "刪除", "Restore Version": "回復版本"],
+        "zh-Hans": ["Undo": "撤销", "Redo": "重做", "Cancel": "取消", "Typing": "输入", "Move": "移动",
+                    "Delete": "删除", "Restore Version": "恢复版本"],
+        "ja": ["Undo": "取り消す", "Redo": "やり直す", "Cancel": "キャンセル", "Typing": "入力", "Move": "移動",
+               "Delete": "削除", "Restore Version": "バージョンを復元"],
+    ]
+
+    /// The supported locale closest to `requested` (`zh-TW` → `zh-Hant`, `ja-JP` → `ja`), else `en`.
+    public static func locale(_ requested: String?) -> String {
+        guard let r = requested.map({ String($0.lowercased().map { $0 == "_" ? "-" : $0 }) }) else { return "en" }
+        if r.hasPrefix("zh") {
+            if r.contains("hant") || r.hasSuffix("-tw") || r.hasSuffix("-hk") || r.hasSuffix("-mo") { return "zh-Hant" }
+            return "zh-Hans"
+        }
+        if r == "ja" || r.hasPrefix("ja-") { return "ja" }
+        return "en"
+    }
+
+    /// A word of the table ("Undo", "Cancel", …) in `locale`.
+    public static func word(_ w: String, locale: String) -> String { table[locale]?[w] ?? table["en"]![w] ?? w }
+
+    /// "Undo Move", "還原 輸入", or the bare verb when the group has no name.
+    public static func title(verb: String, action: String?, locale: String) -> String {
+        let v = word(verb, locale: locale)
+        guard let action, !action.isEmpty else { return v }
+        let a = ServerAction.all.contains(action) ? word(action, locale: locale) : action
+        return "\(v) \(a)"
+    }
+}

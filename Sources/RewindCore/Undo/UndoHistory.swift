@@ -1,0 +1,279 @@
+/// Every user's undo and redo stacks of one document, as a projection of the
+/// log: events and group marks go in, in log order, and nothing else does.
+/// The live server and every replay feed the same entries through `record`,
+/// so the stacks they build are the same (SPEC section 4).
+///
+/// It also keeps what selective undo needs to stay proportional to the work:
+/// the ops of every event by version and, per node, the versions that touched
+/// it, so an undo looks only at later events that touched the same nodes.
+public struct UndoHistory: Sendable {
+    /// Groups kept per stack (NSUndoManager's levelsOfUndo); 0 keeps all.
+    public var levels: Int
+
+    public struct StackKey: Hashable, Sendable {
+        public var user: Int64
+        public var scope: Key?
+        public init(user: Int64, scope: Key?) { self.user = user; self.scope = scope }
+    }
+
+    /// A group's part in one scope. A group whose edits span scopes has one part per scope.
+    public struct GroupKey: Hashable, Sendable {
+        public var id: String
+        public var scope: Key?
+        public init(id: String, scope: Key?) { self.id = id; self.scope = scope }
+    }
+
+    public struct Group: Sendable, Equatable {
+        public var key: GroupKey
+        public var user: Int64
+        public var client: String
+        /// Given by a client (submit, begin_group, set_action), else nil.
+        public var givenAction: String?
+        /// The edit events of the group, oldest first.
+        public var edits: [Int64]
+        /// The events whose change is in the document now: the edits, or the
+        /// newest undo (or redo) event of the group. Undo and redo revert these.
+        public var effect: [Int64]
+        public var isUndone = false
+        public var selectionBefore: Selection?
+        public var selectionAfter: Selection?
+        /// Server clock of the newest edit (for coalescing "Typing").
+        public var lastTime: Int64
+        /// The node all of the group's ops typed into, while that is so.
+        public var typingNode: Key?
+        /// Kinds of op seen, to name an unnamed group ("Move", "Delete", "Typing").
+        var opKinds: OpKinds
+
+        /// The name shown in titles: the client's, else the server's own from the ops.
+        public var action: String? { givenAction ?? opKinds.serverAction }
+        public var lastEdit: Int64 { edits.last ?? 0 }
+    }
+
+    struct OpKinds: Sendable, Equatable, OptionSet {
+        let rawValue: Int
+        static let text = OpKinds(rawValue: 1), move = OpKinds(rawValue: 2), delete = OpKinds(rawValue: 4)
+        static let other = OpKinds(rawValue: 8)
+        init(rawValue: Int) { self.rawValue = rawValue }
+        init(_ ops: [Op]) {
+            var k = OpKinds()
+            for op in ops {
+                switch op {
+                case .insert, .remove: k.insert(.text)
+                case .move: k.insert(.move)
+                case .delete: k.insert(.delete)
+                default: k.insert(.other)
+                }
+            }
+            self = k
+        }
+        var serverAction: String? {
+            switch self {
+            case .text: return Titles.ServerAction.typing
+            case .move: return Titles.ServerAction.move
+            case .delete: return Titles.ServerAction.delete
+            default: return nil
+            }
+        }
+    }
+
+    public struct Stacks: Sendable, Equatable {
+        /// Oldest first: the newest group is `last`.
+        public var undo: [GroupKey] = []
+        public var redo: [GroupKey] = []
+    }
+
+    /// What selective undo needs of each event.
+    public struct Logged: Sendable {
+        public var user: Int64
+        public var ops: [Op]
+        public var inverse: [Op]
+        public var version: Int64
+        /// For an undo or redo: the events whose change it reverted.
+        public var reverted: [Int64] = []
+    }
+
+    public private(set) var stacks: [StackKey: Stacks] = [:]
+    public private(set) var groups: [GroupKey: Group] = [:]
+    /// Explicit groups held open by a terminal: group id → its parts (by scope).
+    public private(set) var open: [String: [Key?]] = [:]
+    /// Every event's ops, index `version - 1`.
+    public private(set) var log: [Logged] = []
+    /// Per node, the versions of the events that touched it, ascending.
+    public private(set) var touches: [Key: [Int64]] = [:]
+    /// Marks recorded so far (the `n` of the newest).
+    public private(set) var markCount: Int64 = 0
+    /// Transaction ids of marks (clear_history with `tx`), for idempotent retries.
+    public private(set) var markTransactions: [DocumentLedger.TxKey: Int64] = [:]
+
+    public init(levels: Int = 100) { self.levels = levels }
+
+    public func stacks(user: Int64, scope: Key?) -> Stacks { stacks[StackKey(user: user, scope: scope)] ?? Stacks() }
+
+    public func topUndo(user: Int64, scope: Key?) -> Group? { stacks(user: user, scope: scope).undo.last.flatMap { groups[$0] } }
+    public func topRedo(user: Int64, scope: Key?) -> Group? { stacks(user: user, scope: scope).redo.last.flatMap { groups[$0] } }
+
+    public func logged(_ version: Int64) -> Logged? {
+        version >= 1 && version <= Int64(log.count) ? log[Int(version - 1)] : nil
+    }
+
+    /// Versions after `version` that touched `node`, ascending.
+    public func touches(of node: Key, after version: Int64) -> ArraySlice<Int64> {
+        guard let all = touches[node] else { return [] }
+        var lo = 0, hi = all.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if all[mid] <= version { lo = mid + 1 } else { hi = mid }
+        }
+        return all[lo...]
+    }
+
+    // MARK: Recording the log
+
+    public mutating func record(_ e: Event) {
+        log.append(Logged(user: e.userID, ops: e.ops, inverse: e.inverse, version: e.version))
+        switch e.kind {
+        case .edit, .restore: recordEdit(e)
+        case .undo, .redo: recordRevert(e)
+        }
+        // An event touches what its ops and its inverse touch, and a revert also
+        // what the events it reverted touched: so an edit and the undo that
+        // cancels it always show up together in a node's list.
+        var nodes = Set<Key>()
+        func add(_ l: Logged) { for op in l.ops + l.inverse { nodes.formUnion(Self.touched(by: op)) } }
+        let entry = log[log.count - 1]
+        add(entry)
+        for v in entry.reverted { add(log[Int(v - 1)]) }
+        for k in nodes { touches[k, default: []].append(e.version) }
+    }
+
+    public mutating func record(_ m: GroupMark) {
+        markCount = m.n
+        if let tx = m.tx { markTransactions[DocumentLedger.TxKey(user: m.userID, tx: Key(tx))] = m.n }
+        switch m.kind {
+        case .close:
+            guard let g = m.group, let parts = open.removeValue(forKey: g) else { return }
+            for scope in parts {
+                let key = GroupKey(id: g, scope: scope)
+                guard var group = groups[key] else { continue }
+                if let a = m.action { group.givenAction = a }
+                if let s = m.selection { group.selectionAfter = s }
+                groups[key] = group
+                push(key, onto: StackKey(user: group.user, scope: scope))
+            }
+        case .rename:
+            guard let g = m.group, let a = m.action else { return }
+            let key = GroupKey(id: g, scope: m.scope)
+            if groups[key] != nil { groups[key]!.givenAction = a }
+        case .clear:
+            let sk = StackKey(user: m.userID, scope: m.scope)
+            if let s = stacks.removeValue(forKey: sk) { for k in s.undo + s.redo { groups[k] = nil } }
+        }
+    }
+
+    private mutating func recordEdit(_ e: Event) {
+        let scope = e.meta.scope
+        let key = GroupKey(id: e.group, scope: scope)
+        let sk = StackKey(user: e.userID, scope: scope)
+        // A new edit clears this user's redo stack in this scope (not other users').
+        if let redo = stacks[sk]?.redo, !redo.isEmpty {
+            for k in redo { groups[k] = nil }
+            stacks[sk]!.redo = []
+        }
+        let node = Self.typingNode(e.ops)
+        if var g = groups[key] {
+            g.edits.append(e.version)
+            g.effect = g.edits
+            g.lastTime = e.time
+            if g.typingNode != node { g.typingNode = nil }
+            g.opKinds.formUnion(OpKinds(e.ops))
+            if g.givenAction == nil { g.givenAction = e.action }
+            g.selectionAfter = Self.selectionAfter(e.ops) ?? g.selectionAfter
+            groups[key] = g
+            return
+        }
+        let g = Group(key: key, user: e.userID, client: e.client, givenAction: e.action, edits: [e.version],
+                      effect: [e.version], selectionBefore: e.meta.selection,
+                      selectionAfter: Self.selectionAfter(e.ops) ?? e.meta.selection, lastTime: e.time,
+                      typingNode: node, opKinds: OpKinds(e.ops))
+        groups[key] = g
+        if e.meta.open {
+            open[e.group, default: []].append(scope)
+        } else {
+            push(key, onto: sk)
+        }
+    }
+
+    private mutating func recordRevert(_ e: Event) {
+        guard let refers = e.refers else { return }
+        let key = GroupKey(id: refers, scope: e.meta.scope)
+        guard var g = groups[key] else { return }
+        let sk = StackKey(user: g.user, scope: key.scope)
+        log[log.count - 1].reverted = g.effect
+        g.effect = [e.version]
+        g.isUndone = e.kind == .undo
+        g.typingNode = nil  // an undone or redone group takes no more typing
+        groups[key] = g
+        var s = stacks[sk] ?? Stacks()
+        if e.kind == .undo {
+            s.undo.removeAll { $0 == key }
+            s.redo.append(key)
+        } else {
+            s.redo.removeAll { $0 == key }
+            s.undo.append(key)
+        }
+        stacks[sk] = s
+        trim(sk)
+    }
+
+    private mutating func push(_ key: GroupKey, onto sk: StackKey) {
+        stacks[sk, default: Stacks()].undo.append(key)
+        trim(sk)
+    }
+
+    /// Drops the oldest groups past `levels`.
+    private mutating func trim(_ sk: StackKey) {
+        guard levels > 0, var s = stacks[sk] else { return }
+        if s.undo.count > levels {
+            for k in s.undo.prefix(s.undo.count - levels) { groups[k] = nil }
+            s.undo.removeFirst(s.undo.count - levels)
+        }
+        if s.redo.count > levels {
+            for k in s.redo.prefix(s.redo.count - levels) { groups[k] = nil }
+            s.redo.removeFirst(s.redo.count - levels)
+        }
+        stacks[sk] = s
+    }
+
+    // MARK: Helpers
+
+    /// Nodes an op touches: its node, and the parent it creates or moves under.
+    static func touched(by op: Op) -> [Key] {
+        switch op {
+        case let .create(spec, parent, _):
+            var ids = [parent]
+            var stack = [spec]
+            while let s = stack.popLast() { ids.append(s.id); stack.append(contentsOf: s.children) }
+            return ids
+        case let .move(n, parent, _): return [n, parent]
+        default: return [op.node]
+        }
+    }
+
+    /// The node when every op is text in that one node.
+    static func typingNode(_ ops: [Op]) -> Key? {
+        guard let first = ops.first, ops.allSatisfy({ $0.isText && $0.node == first.node }) else { return nil }
+        return first.node
+    }
+
+    /// Where the caret lands after text ops: after an insert, at a remove.
+    static func selectionAfter(_ ops: [Op]) -> Selection? {
+        for op in ops.reversed() {
+            switch op {
+            case let .insert(n, p, t): return Selection(node: n, start: p + t.count, end: p + t.count)
+            case let .remove(n, p, _): return Selection(node: n, start: p, end: p)
+            default: continue
+            }
+        }
+        return nil
+    }
+}
