@@ -12,6 +12,7 @@ END $$;
 GRANT USAGE ON SCHEMA public TO rewind_server;
 GRANT SELECT ON users, tokens, schema_migrations TO rewind_server;
 GRANT SELECT, INSERT ON documents TO rewind_server;
-GRANT UPDATE (head) ON documents TO rewind_server;
+GRANT UPDATE (head, marks) ON documents TO rewind_server;
+GRANT SELECT, INSERT ON group_marks TO rewind_server;
 GRANT SELECT, INSERT ON events TO rewind_server;
 GRANT USAGE ON SEQUENCE events_position_seq TO rewind_server;

@@ -2,6 +2,15 @@ import Logging
 import RewindCore
 import RewindLoop
 
+/// An explicit group a terminal holds open with `begin_group` (NSUndoManager's
+/// grouping level). Only the outermost level's end is recorded in the log.
+struct TerminalGroup {
+    let id: String
+    var level: Int
+    var action: String?
+    var selectionBefore: Selection?
+}
+
 /// One terminal's TCP connection: frames in, replies and pushes out.
 ///
 /// Output is queued during a loop turn and written once per turn (the server
@@ -27,6 +36,12 @@ final class Connection {
     /// Frames that arrived while `hello` was being checked.
     var deferred: [FrameDecoder.Frame] = []
     var openDocuments: Set<String> = []
+    /// Supported locale for titles (`Titles.locale`).
+    var locale = "en"
+    /// Per document: the explicit undo group this terminal holds open.
+    var groups: [String: TerminalGroup] = [:]
+    /// Per document: the last `prompt_state` pushed, to push only changes.
+    var promptStates: [String: JSON] = [:]
 
     private var output: [SharedBytes] = []
     private var outputPushBytes = 0

@@ -3,30 +3,66 @@ import RewindCore
 import RewindLoop
 import RewindStore
 
-/// One document as the server serves it: the committed state, the state with
-/// transactions still being committed on top (`speculative`), and the
+/// One document as the server serves it: the committed ledger, the ledger
+/// with commands still being committed on top (`speculative`), and the
 /// terminals that have it open.
 ///
-/// A submit is validated and applied to the speculative ledger at once, so the
-/// next submit can be checked against it without waiting for the commit; the
-/// event then goes to the store's next group commit. Only when the commit is
-/// confirmed is the event applied to the committed ledger, broadcast, and
-/// acknowledged. If an append does not commit (storage down, another server
-/// wrote first), everything speculative is dropped (`speculative = committed`,
-/// a cheap copy-on-write assignment), the log is read to catch up, and
-/// transactions that can be retried are run again from their original request.
+/// A command (a submit, an undo or redo, a group mark) runs on the
+/// speculative ledger at once, so the next one can be checked against it
+/// without waiting for the commit; the log entries it produced then go to the
+/// store's next group commit. Only when an entry is confirmed is it applied to
+/// the committed ledger and broadcast, and only when the command's last entry
+/// is confirmed is it acknowledged. If an append does not commit (storage
+/// down, another server wrote first), everything speculative is dropped
+/// (`speculative = committed`, a cheap copy-on-write assignment), the log is
+/// read to catch up, and commands that can be retried run again.
 final class DocumentRuntime {
-    typealias Reply = (Result<Int64, RewindError>) -> Void
+    enum Command {
+        case submit(DocumentLedger.Submission)
+        /// Undo or redo; `closing` are the terminal's open groups, closed first.
+        case revert(DocumentLedger.RevertRequest, closing: [GroupClose])
+        case mark(MarkRequest)
+    }
 
-    struct SubmitRequest {
-        var submission: DocumentLedger.Submission
+    struct GroupClose {
+        var group: String
+        var userID: Int64
+        var client: String
+        var action: String?
+        var selection: Selection?
+    }
+
+    struct MarkRequest {
+        var kind: GroupMark.Kind
+        var userID: Int64
+        var client: String
+        var group: String?
+        var scope: Key?
+        var action: String?
+        var selection: Selection?
+        var tx: String?
+    }
+
+    enum Outcome {
+        case version(Int64)
+        case revert(DocumentLedger.RevertResult)
+        /// A mark was recorded (or there was nothing to record).
+        case marked
+    }
+
+    typealias Reply = (Result<Outcome, RewindError>) -> Void
+
+    struct Request {
+        var command: Command
         var replies: [Reply]
         var attempts = 0
     }
 
     private struct Pending {
-        let event: Event
-        var request: SubmitRequest
+        let entry: LogEntry
+        /// Set on the command's last entry: answered when that commits.
+        var request: Request?
+        var outcome: Outcome
     }
 
     private enum State { case stale, catchingUp, ready }
@@ -38,6 +74,7 @@ final class DocumentRuntime {
     private var committedHeadID: String?
     private var speculativeHeadID: String?
     private var state = State.stale
+    private var loadedOnce = false
     private var pending: [Pending] = []
     private var whenReadyQueue: [(RewindError?) -> Void] = []
     private var generation = 0
@@ -49,12 +86,14 @@ final class DocumentRuntime {
     init(id: String, server: Server) {
         self.id = id
         self.server = server
-        committed = DocumentLedger(doc: id, limits: server.config.limits)
+        committed = DocumentLedger(doc: id, limits: server.config.limits, undoLevels: server.config.undoLevels)
         speculative = committed
     }
 
     var isIdle: Bool { subscribers.isEmpty && pending.isEmpty && whenReadyQueue.isEmpty && state != .catchingUp }
     var hasPending: Bool { !pending.isEmpty }
+    /// The speculative history: what the next command will see.
+    var history: UndoHistory { speculative.history }
 
     func subscribe(_ c: Connection) { subscribers[c.id] = c }
     func unsubscribe(_ c: Connection) { subscribers[c.id] = nil }
@@ -68,7 +107,7 @@ final class DocumentRuntime {
         if state == .stale { catchUp() }
     }
 
-    /// Like `whenReady`, but first asks the log for its head, so that events
+    /// Like `whenReady`, but first asks the log for its head, so that entries
     /// another server appended are read before `body` runs (used by `open`).
     func whenCurrent(_ body: @escaping (RewindError?) -> Void) {
         guard state == .ready && whenReadyQueue.isEmpty else { return whenReady(body) }
@@ -77,10 +116,14 @@ final class DocumentRuntime {
             case let .failure(e): body(e)
             case .success(nil): body(.notFound("no document \"\(self.id)\""))
             case let .success(head?):
-                if head > self.committed.version && self.state == .ready && self.pending.isEmpty { self.state = .stale }
+                if self.isBehind(head) && self.state == .ready && self.pending.isEmpty { self.state = .stale }
                 self.whenReady(body)
             }
         }
+    }
+
+    private func isBehind(_ head: EventStore.Head) -> Bool {
+        head.version > committed.version || head.marks > committed.history.markCount
     }
 
     private func catchUp() {
@@ -94,19 +137,20 @@ final class DocumentRuntime {
         }
     }
 
-    private func readLog(upTo head: Int64) {
-        guard committed.version < head else { return caughtUp() }
-        server.store.events(doc: id, after: committed.version, to: head, limit: 5_000) { [self] result in
+    private func readLog(upTo head: EventStore.Head) {
+        guard isBehind(head) else { return caughtUp() }
+        server.store.entries(doc: id, afterVersion: committed.version, afterMark: committed.history.markCount,
+                             to: head.version, limit: 5_000) { [self] result in
             switch result {
             case let .failure(e): self.catchUpFailed(e)
-            case let .success(events):
+            case let .success(entries):
                 do throws(RewindError) {
-                    for e in events { try self.commit(e) }
+                    for e in entries { try self.commit(e) }
                 } catch {
                     self.server.logger.critical("log does not replay", metadata: ["doc": "\(self.id)", "error": "\(error)"])
                     return self.catchUpFailed(error)
                 }
-                if events.isEmpty { return self.catchUpFailed(RewindError(.internal, "log of \(self.id) ends before its head \(head)")) }
+                if entries.isEmpty { return self.catchUpFailed(RewindError(.internal, "log of \(self.id) ends before its head \(head)")) }
                 self.readLog(upTo: head)
             }
         }
@@ -116,9 +160,23 @@ final class DocumentRuntime {
         speculative = committed
         speculativeHeadID = committedHeadID
         state = .ready
+        if !loadedOnce {
+            loadedOnce = true
+            closeGroupsLeftOpen()
+        }
         let waiting = whenReadyQueue
         whenReadyQueue = []
         for w in waiting { w(nil) }
+    }
+
+    /// A server that stopped without closing its terminals' groups left them
+    /// open in the log; on loading the document, close them (SPEC section 4).
+    private func closeGroupsLeftOpen() {
+        for (group, scopes) in committed.history.open.sorted(by: { $0.key < $1.key }) {
+            guard let g = scopes.lazy.compactMap({ self.committed.history.groups[.init(id: group, scope: $0)] }).first else { continue }
+            server.logger.info("closing a group left open", metadata: ["doc": "\(id)", "group": "\(group)"])
+            run(Request(command: .mark(MarkRequest(kind: .close, userID: g.user, client: g.client, group: group)), replies: []))
+        }
     }
 
     private func catchUpFailed(_ e: RewindError) {
@@ -129,91 +187,147 @@ final class DocumentRuntime {
         server.documentMayBeIdle(self)
     }
 
-    // MARK: Submit → commit → broadcast → reply
+    // MARK: Command → commit → broadcast → reply
 
-    func submit(_ request: SubmitRequest) {
+    func run(_ request: Request) {
         whenReady { [self] error in
             if let error { return request.replies.forEach { $0(.failure(error)) } }
             self.process(request)
         }
     }
 
-    private func process(_ request: SubmitRequest) {
-        let outcome: DocumentLedger.Outcome
+    private func process(_ request: Request) {
+        var entries: [LogEntry] = []
+        let outcome: Outcome
         do {
-            outcome = try speculative.append(request.submission)
+            switch request.command {
+            case let .submit(s):
+                switch try speculative.append(s) {
+                case let .duplicate(version):
+                    if let i = pending.firstIndex(where: { if case let .event(e) = $0.entry { return e.version == version }; return false }),
+                       pending[i].request != nil
+                    {
+                        pending[i].request!.replies += request.replies  // answered when the original commits
+                    } else {
+                        request.replies.forEach { $0(.success(.version(version))) }
+                    }
+                    return
+                case let .appended(event):
+                    entries.append(.event(event))
+                    outcome = .version(event.version)
+                }
+            case let .revert(r, closing):
+                for c in closing where speculative.history.open[c.group] != nil {
+                    entries.append(.mark(speculative.mark(.close, userID: c.userID, client: c.client, group: c.group,
+                                                          action: c.action, selection: c.selection, id: UUID.random(),
+                                                          time: wallClockMillis())))
+                }
+                let result = try speculative.revert(r)
+                if let e = result.event { entries.append(.event(e)) }
+                outcome = .revert(result)
+            case let .mark(m):
+                if let tx = m.tx, speculative.markTransaction(user: m.userID, tx: tx) != nil {
+                    return request.replies.forEach { $0(.success(.marked)) }
+                }
+                if m.kind == .close, speculative.history.open[m.group ?? ""] == nil {
+                    return request.replies.forEach { $0(.success(.marked)) }  // an empty group vanishes
+                }
+                entries.append(.mark(speculative.mark(m.kind, userID: m.userID, client: m.client, group: m.group, scope: m.scope,
+                                                      action: m.action, selection: m.selection, tx: m.tx, id: UUID.random(),
+                                                      time: wallClockMillis())))
+                outcome = .marked
+            }
         } catch {
+            // Marks recorded before a failing revert must not stay speculative
+            // without being stored: store them (they are complete on their own).
+            for e in entries { enqueue(e, request: nil, outcome: .marked) }
             return request.replies.forEach { $0(.failure(error)) }
         }
-        switch outcome {
-        case let .duplicate(version):
-            if let i = pending.firstIndex(where: { $0.event.version == version }) {
-                pending[i].request.replies += request.replies  // answered when the original commits
-            } else {
-                request.replies.forEach { $0(.success(version)) }
-            }
-        case let .appended(event):
-            let prev = speculativeHeadID
-            speculativeHeadID = event.id
-            pending.append(Pending(event: event, request: request))
-            let generation = self.generation
-            server.store.append(event, after: prev) { [self] outcome in
-                self.appendDone(event, generation: generation, outcome)
-            }
+        if entries.isEmpty { return request.replies.forEach { $0(.success(outcome)) } }
+        for (i, e) in entries.enumerated() {
+            enqueue(e, request: i == entries.count - 1 ? request : nil, outcome: outcome)
         }
     }
 
-    private func appendDone(_ event: Event, generation: Int, _ outcome: EventStore.AppendOutcome) {
-        // Outcomes of events dropped by an earlier failure no longer matter:
-        // they were built on an event that never committed, so they cannot have.
-        guard generation == self.generation, let first = pending.first, first.event.version == event.version else { return }
-        if case .committed = outcome {
+    private func enqueue(_ entry: LogEntry, request: Request?, outcome: Outcome) {
+        var prev = speculativeHeadID
+        var marks = speculative.history.markCount
+        switch entry {
+        case let .event(e):
+            speculativeHeadID = e.id
+        case let .mark(m):
+            prev = nil
+            marks = m.n - 1
+        }
+        pending.append(Pending(entry: entry, request: request, outcome: outcome))
+        let generation = self.generation
+        let version: Int64
+        switch entry { case let .event(e): version = e.version; case let .mark(m): version = -m.n }
+        server.store.append(entry, doc: id, after: prev, marks: marks) { [self] result in
+            self.appendDone(version, generation: generation, result)
+        }
+    }
+
+    private func appendDone(_ key: Int64, generation: Int, _ result: EventStore.AppendOutcome) {
+        // Outcomes of entries dropped by an earlier failure no longer matter:
+        // they were built on an entry that never committed, so they cannot have.
+        guard generation == self.generation, let first = pending.first, Self.key(first.entry) == key else { return }
+        if case .committed = result {
             pending.removeFirst()
-            do { try commit(event) } catch {
-                server.logger.critical("committed event does not replay", metadata: ["doc": "\(id)", "error": "\(error)"])
+            do { try commit(first.entry) } catch {
+                server.logger.critical("committed entry does not replay", metadata: ["doc": "\(id)", "error": "\(error)"])
             }
-            first.request.replies.forEach { $0(.success(event.version)) }
+            first.request?.replies.forEach { $0(.success(first.outcome)) }
             return
         }
-        // Drop everything speculative; it was computed on top of this event.
+        // Drop everything speculative; it was computed on top of this entry.
         self.generation += 1
-        let dropped = pending
+        let dropped = pending.compactMap(\.request)
         pending = []
         speculative = committed
         speculativeHeadID = committedHeadID
         state = .stale
-        switch outcome {
+        switch result {
         case let .failed(error):
             server.logger.warning("append failed", metadata: ["doc": "\(id)", "error": "\(error)"])
-            for p in dropped { p.request.replies.forEach { $0(.failure(error)) } }
+            for r in dropped { r.replies.forEach { $0(.failure(error)) } }
         default:
             // Another writer got there first: catch up from the log and run the
             // same requests again (a duplicate then answers with its version).
-            server.logger.info("append clashed; catching up and retrying", metadata: ["doc": "\(id)", "outcome": "\(outcome)"])
-            for p in dropped {
-                var r = p.request
+            server.logger.info("append clashed; catching up and retrying", metadata: ["doc": "\(id)", "outcome": "\(result)"])
+            for var r in dropped {
                 r.attempts += 1
                 if r.attempts > 3 {
                     r.replies.forEach { $0(.failure(RewindError(.unavailable, "document \(id) is contended; retry"))) }
                 } else {
-                    submit(r)
+                    run(r)
                 }
             }
         }
         if whenReadyQueue.isEmpty { server.documentMayBeIdle(self) }
     }
 
-    /// Applies a committed event and pushes it to every terminal with the document open.
-    private func commit(_ event: Event) throws(RewindError) {
-        try committed.replay(event)
-        committedHeadID = event.id
-        let json = event.json
-        recent.append((version: event.version, json: json))
-        if recent.count > 2 * server.config.recentEvents { recent.removeFirst(recent.count - server.config.recentEvents) }
-        guard !subscribers.isEmpty else { return }
-        // Encoded once; the same bytes go to every terminal.
-        let bytes = SharedBytes(Message.line(.obj([("push", "events"), ("doc", .string(id)), ("events", .array([json]))])))
-        for c in subscribers.values { c.push(bytes) }
+    private static func key(_ entry: LogEntry) -> Int64 {
+        switch entry { case let .event(e): return e.version; case let .mark(m): return -m.n }
+    }
+
+    /// Applies a committed entry and tells every terminal with the document open.
+    private func commit(_ entry: LogEntry) throws(RewindError) {
+        try committed.replay(entry)
+        switch entry {
+        case let .mark(m):
+            server.promptStateMayHaveChanged(self, user: m.userID)
+        case let .event(event):
+            committedHeadID = event.id
+            let json = event.json
+            recent.append((version: event.version, json: json))
+            if recent.count > 2 * server.config.recentEvents { recent.removeFirst(recent.count - server.config.recentEvents) }
+            guard !subscribers.isEmpty else { return }
+            // Encoded once; the same bytes go to every terminal.
+            let bytes = SharedBytes(Message.line(.obj([("push", "events"), ("doc", .string(id)), ("events", .array([json]))])))
+            for c in subscribers.values { c.push(bytes) }
+            server.promptStateMayHaveChanged(self, user: event.userID)
+        }
     }
 
     /// Committed events after `since` held in memory, or nil if some are older than that.

@@ -55,6 +55,7 @@ extension Server {
         case "close": try close(r, c)
         case "submit": try submit(r, c)
         default:
+            if try dispatchUndo(r, c) { return }
             throw .badRequest("unknown request type \"\(r.type)\"", details: ["type": .string(r.type)])
         }
     }
@@ -66,6 +67,7 @@ extension Server {
         let token = try r.string("token", maxBytes: 256)
         let claimed = try r.optionalString("user", maxBytes: 64)
         let client = try r.optionalString("client", maxBytes: config.limits.maxNameBytes) ?? "t-" + Accounts.newToken().prefix(12)
+        let locale = try r.optionalString("locale", maxBytes: 64)
         c.authenticating = true
         store.authenticate(token: token) { [unowned self] result in
             c.authenticating = false
@@ -84,6 +86,7 @@ extension Server {
                 }
                 c.user = user
                 c.clientID = client
+                c.locale = Titles.locale(locale)
                 let key = self.clientKey(c)!
                 if let old = self.clients[key], old !== c {
                     old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\"")
@@ -170,11 +173,14 @@ extension Server {
     private func subscribe(_ c: Connection, _ d: DocumentRuntime) {
         c.openDocuments.insert(d.id)
         d.subscribe(c)
+        pushPromptState(d, to: c, force: true)
     }
 
     private func close(_ r: Request, _ c: Connection) throws(RewindError) {
         let doc = try documentID(r)
         let wasOpen = c.openDocuments.remove(doc) != nil
+        if wasOpen { closeTerminalGroup(c, doc: doc) }
+        c.promptStates[doc] = nil
         if let d = wasOpen ? document(doc) : nil {
             d.unsubscribe(c)
             documentMayBeIdle(d)
@@ -190,17 +196,22 @@ extension Server {
         guard base >= 0 else { throw .badRequest("submit: `base` must be 0 or more") }
         let ops = try Op.parseList(r.body["ops"], limits: limits)
         let action = try r.optionalString("action", maxBytes: limits.maxNameBytes)
+        let selection = try Selection.parse(r.body["selection"])
         let user = c.user!
-        let submission = DocumentLedger.Submission(
+        let group = c.openDocuments.contains(doc) ? c.groups[doc] : nil
+        var submission = DocumentLedger.Submission(
             tx: tx, base: base, ops: ops, action: action, userID: user.id, userName: user.name,
-            client: c.clientID!, eventID: UUID.random(), time: wallClockMillis())
+            client: c.clientID!, eventID: UUID.random(), time: wallClockMillis(),
+            openGroup: group?.id, selection: selection ?? group?.selectionBefore)
+        submission.typingWindow = config.typingWindowMs
         let reply: DocumentRuntime.Reply = { result in
             switch result {
-            case let .success(version): c.reply(Message.reply(r.id, [("version", .int(version))]))
+            case let .success(.version(version)): c.reply(Message.reply(r.id, [("version", .int(version))]))
+            case .success: c.reply(Message.error(r.id, RewindError(.internal, "submit answered with something other than a version")))
             case let .failure(e): c.reply(Message.error(r.id, e))
             }
         }
-        document(doc).submit(.init(submission: submission, replies: [reply]))
+        document(doc).run(.init(command: .submit(submission), replies: [reply]))
     }
 }
 

@@ -104,6 +104,7 @@ public final class Server {
         if !c.isClosed { c.drop() }
         if let key = clientKey(c), clients[key] === c { clients[key] = nil }
         for doc in c.openDocuments {
+            if c.user != nil { closeTerminalGroup(c, doc: doc) }  // a disconnect closes the terminal's open groups
             if let d = documents[doc] {
                 d.unsubscribe(c)
                 documentMayBeIdle(d)
@@ -150,6 +151,8 @@ public final class Server {
     }
 
     // MARK: Documents
+
+    func existingDocument(_ id: String) -> DocumentRuntime? { documents[id] }
 
     func document(_ id: String) -> DocumentRuntime {
         if let d = documents[id] { return d }

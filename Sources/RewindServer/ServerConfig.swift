@@ -31,5 +31,11 @@ public struct ServerConfig: Sendable {
     /// How long shutdown waits for commits already under way.
     public var shutdownGraceMs: UInt64 = 5_000
 
+    /// Text edits by one terminal in one node this close together form one "Typing" group.
+    public var typingWindowMs: Int64 = 500
+    /// Groups kept per undo (and redo) stack; 0 keeps all. Changing it changes
+    /// what a replay of old logs keeps, so set it once per deployment.
+    public var undoLevels = 100
+
     public init() {}
 }

@@ -4,7 +4,7 @@ import RewindCore
 enum EventRows {
     static let select = """
         SELECT e.version, e.event_id, e.tx, e.tx_digest, e.user_id, u.name, e.client, e.grp, e.kind,
-               e.action, e.base, e.ops, e.inverse, e.refers, (extract(epoch FROM e.time) * 1000)::bigint
+               e.action, e.base, e.ops, e.inverse, e.refers, (extract(epoch FROM e.time) * 1000)::bigint, e.meta
         FROM events e JOIN users u ON u.id = e.user_id
         """
 
@@ -26,9 +26,15 @@ enum EventRows {
             else { throw RewindError(.internal, "malformed event row in \(doc)") }
             let ops = try parseOps(opsText, doc: doc, version: version)
             let inverse = try parseOps(invText, doc: doc, version: version)
+            var meta = EventMeta()
+            if let m = r[15] {
+                do { meta = try EventMeta.parse(try JSONParser.parse(m, maxDepth: 8)) } catch {
+                    throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
+                }
+            }
             out.append(Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
                              client: client, group: grp, kind: kind, action: r[9], base: base, ops: ops,
-                             inverse: inverse, refers: r[13], time: time))
+                             inverse: inverse, refers: r[13], time: time, meta: meta))
         }
         return out
     }
@@ -42,12 +48,13 @@ enum EventRows {
         }
     }
 
-    /// The `rewind_append` call for one event that must follow the event `prevID`.
-    static func append(_ e: Event, prevID: String?) -> PipelineConnection.Statement {
+    /// The `rewind_append` call for one event that must follow the event
+    /// `prevID`, written by a server that has seen `marks` group marks.
+    static func append(_ e: Event, prevID: String?, marks: Int64) -> PipelineConnection.Statement {
         PipelineConnection.Statement(
-            "SELECT status, version FROM rewind_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+            "SELECT status, version FROM rewind_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
             [e.doc, String(e.version), e.id, e.tx, e.txDigest, String(e.userID), e.client, e.group, e.kind.rawValue,
              e.action, String(e.base), JSONWriter.string(Op.encodeList(e.ops)), JSONWriter.string(Op.encodeList(e.inverse)),
-             e.refers, String(e.time), prevID])
+             e.refers, String(e.time), prevID, e.meta.isEmpty ? nil : JSONWriter.string(e.meta.json), String(marks)])
     }
 }

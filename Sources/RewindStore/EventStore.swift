@@ -24,8 +24,7 @@ public final class EventStore {
     }
 
     private struct PendingAppend {
-        let event: Event
-        let prevID: String?
+        let statement: PipelineConnection.Statement
         let done: (AppendOutcome) -> Void
     }
 
@@ -57,13 +56,20 @@ public final class EventStore {
 
     // MARK: Appends
 
-    /// Queues `event` (whose predecessor in the document is `prevID`) for the next commit.
-    public func append(_ event: Event, after prevID: String?, _ done: @escaping (AppendOutcome) -> Void) {
+    /// Queues a log entry for the next commit: an event (whose predecessor in
+    /// the document is `prevID`) or a group mark, written by a server that has
+    /// seen `marks` marks of the document.
+    public func append(_ entry: LogEntry, doc: String, after prevID: String?, marks: Int64, _ done: @escaping (AppendOutcome) -> Void) {
         guard connection.isReady else {
             done(.failed(.storage("not connected to PostgreSQL")))
             return
         }
-        queued.append(PendingAppend(event: event, prevID: prevID, done: done))
+        let statement: PipelineConnection.Statement
+        switch entry {
+        case let .event(e): statement = EventRows.append(e, prevID: prevID, marks: marks)
+        case let .mark(m): statement = MarkRows.append(m, doc: doc)
+        }
+        queued.append(PendingAppend(statement: statement, done: done))
     }
 
     private func sendBatch() {
@@ -71,7 +77,7 @@ public final class EventStore {
         let batch = Array(queued.prefix(maxBatch))
         queued.removeFirst(batch.count)
         batchInFlight = true
-        connection.send(batch.map { EventRows.append($0.event, prevID: $0.prevID) }) { [unowned self] result in
+        connection.send(batch.map(\.statement)) { [unowned self] result in
             switch result {
             case let .failure(e):
                 self.batchInFlight = false
@@ -96,7 +102,7 @@ public final class EventStore {
             batchInFlight = false
             return
         }
-        connection.send([EventRows.append(p.event, prevID: p.prevID)]) { [unowned self] result in
+        connection.send([p.statement]) { [unowned self] result in
             switch result {
             case let .failure(e): p.done(.failed(e))
             case let .success(outcomes): p.done(Self.outcome(outcomes[0]))
@@ -131,10 +137,37 @@ public final class EventStore {
         }
     }
 
-    /// The head version of `doc`, or nil when there is no such document.
-    public func head(doc: String, _ done: @escaping (Result<Int64?, RewindError>) -> Void) {
-        query(.init("SELECT head FROM documents WHERE id = $1", [doc])) { result in
-            done(result.map { $0.count == 0 ? nil : $0.int(0, 0) })
+    /// Events and group marks of `doc` after version `afterVersion` and mark
+    /// `afterMark`, up to version `to`, merged in log order (at most `limit` events).
+    public func entries(doc: String, afterVersion: Int64, afterMark: Int64, to: Int64, limit: Int,
+                        _ done: @escaping (Result<[LogEntry], RewindError>) -> Void)
+    {
+        events(doc: doc, after: afterVersion, to: to, limit: limit) { [self] result in
+            switch result {
+            case let .failure(e): done(.failure(e))
+            case let .success(events):
+                let upTo = events.last?.version ?? afterVersion
+                self.query(MarkRows.range(doc: doc, after: afterMark, toVersion: upTo, limit: 100_000)) { result in
+                    done(result.flatMap { rows in
+                        Result { () throws(RewindError) in LogEntry.merge(events, try MarkRows.decode(doc: doc, rows)) }
+                    })
+                }
+            }
+        }
+    }
+
+    public struct Head: Sendable, Equatable {
+        public var version: Int64
+        public var marks: Int64
+    }
+
+    /// The head version and mark count of `doc`, or nil when there is no such document.
+    public func head(doc: String, _ done: @escaping (Result<Head?, RewindError>) -> Void) {
+        query(.init("SELECT head, marks FROM documents WHERE id = $1", [doc])) { result in
+            done(result.map { rows in
+                guard rows.count == 1, let v = rows.int(0, 0), let m = rows.int(0, 1) else { return nil }
+                return Head(version: v, marks: m)
+            })
         }
     }
 

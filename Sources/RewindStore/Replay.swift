@@ -13,12 +13,17 @@ public enum Replay {
             throw RewindError(.version, "version \(target) is beyond the head \(headVersion)", details: ["head": .int(headVersion)])
         }
         var ledger = DocumentLedger(doc: doc)
-        while ledger.version < target {
+        while true {
             let s = EventRows.range(doc: doc, after: ledger.version, to: target, limit: 5_000)
             let events = try EventRows.decode(doc: doc, try db.query(s.sql, s.params))
-            guard !events.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at \(ledger.version), head says \(headVersion)") }
-            for e in events { try ledger.replay(e) }
+            // Marks up to the last event read (and, at the target, those after it).
+            let upTo = events.last?.version ?? ledger.version
+            let m = MarkRows.range(doc: doc, after: ledger.history.markCount, toVersion: upTo, limit: 1_000_000)
+            let marks = try MarkRows.decode(doc: doc, try db.query(m.sql, m.params))
+            for entry in LogEntry.merge(events, marks) { try ledger.replay(entry) }
             progress?(ledger.version, target)
+            if ledger.version >= target { break }
+            guard !events.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at \(ledger.version), head says \(headVersion)") }
         }
         return ledger
     }

@@ -30,11 +30,19 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Most simultaneous connections.")
     var maxConnections: Int = 10_000
 
+    @Option(help: "Milliseconds within which one terminal's text edits in one node coalesce into one \"Typing\" undo group.")
+    var typingWindow: Int64 = 500
+
+    @Option(help: "Groups kept per undo and redo stack (0: all). Set once per deployment: replay uses the same value.")
+    var undoLevels: Int = 100
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = env("REWIND_LOG_LEVEL") ?? "info"
 
     func validate() throws {
         guard Self.splitAddress(listen) != nil else { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:7878") }
+        guard typingWindow >= 0, typingWindow <= 60_000 else { throw ValidationError("--typing-window must be 0 to 60000 ms") }
+        guard undoLevels >= 0 else { throw ValidationError("--undo-levels must be 0 (unlimited) or more") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard idleTimeout > 0, maxOutputBytes > 0, maxConnections > 0 else { throw ValidationError("limits must be positive") }
     }
@@ -52,6 +60,8 @@ struct RewindServerCommand: ParsableCommand {
         config.idleTimeoutMs = UInt64(idleTimeout) * 1000
         config.maxOutputBytes = maxOutputBytes
         config.maxConnections = maxConnections
+        config.typingWindowMs = typingWindow
+        config.undoLevels = undoLevels
         let server = Server(config: config, logger: Logger(label: "rewind"))
         do {
             try server.run { port in

@@ -39,7 +39,7 @@ struct UndoSim {
         clock += 1_000
         let r = DocumentLedger.RevertRequest(kind: kind, userID: user, userName: "u\(user)", client: "c\(user)", scope: scope,
                                              policy: policy, tx: tx, eventID: nextID(), time: clock)
-        let result = try ledger.revert(r, userName: { "u\($0)" })
+        let result = try ledger.revert(r)
         if let e = result.event { entries.append(.event(e)) }
         return result
     }

@@ -18,7 +18,7 @@ final class BadInputTests: XCTestCase {
 
         func expect(_ raw: String, _ code: String, re: Int64? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
             t.sendRaw(Array(raw.utf8) + [0x0A])
-            let m = try t.next()
+            let m = try t.nextReply()
             XCTAssertEqual(m["ok"], false, raw, file: file, line: line)
             XCTAssertEqual(m.errorCode, code, raw, file: file, line: line)
             XCTAssertFalse(m["error"]?.objectValue?["message"]?.stringValue?.isEmpty ?? true, file: file, line: line)
@@ -28,7 +28,7 @@ final class BadInputTests: XCTestCase {
         try expect(#"{"id": 5, "type": "open", broken"#, "bad_frame", re: 5)
         try expect("[1, 2]", "bad_frame")
         t.sendRaw([0x7B, 0x22, 0xC3, 0x28, 0x22, 0x7D, 0x0A])  // invalid UTF-8
-        XCTAssertEqual(try t.next().errorCode, "bad_frame")
+        XCTAssertEqual(try t.nextReply().errorCode, "bad_frame")
         try expect(#"{"id": 6, "type": "teleport"}"#, "bad_request", re: 6)
         try expect(#"{"id": 7}"#, "bad_request", re: 7)
         try expect(#"{"id": 8, "type": "submit", "doc": "d", "tx": "b", "base": "zero", "ops": []}"#, "bad_request", re: 8)
@@ -46,7 +46,7 @@ final class BadInputTests: XCTestCase {
 
         // A line over 1 MiB is answered too_large and skipped to its newline; the next line works.
         t.sendRaw(Array(#"{"id": 19, "type": "ping", "pad": ""#.utf8) + [UInt8](repeating: 0x61, count: 1_100_000) + Array("\"}\n".utf8))
-        XCTAssertEqual(try t.next().errorCode, "too_large")
+        XCTAssertEqual(try t.nextReply().errorCode, "too_large")
         XCTAssertEqual(try t.request("ping")["ok"], true)
 
         // Nothing changed, and everyone else is still served.

@@ -55,7 +55,7 @@ final class DurabilityTests: XCTestCase {
         // A stale writer (another server) is told "clash", never allowed to fork the log.
         let clash = try db.db.query("""
             SELECT status, version FROM rewind_append('d', 2, gen_random_uuid(), 'stale', '', $1, 'c', 'g', 'edit', NULL, 0,
-                                                      '[]', '[]', NULL, 0, gen_random_uuid())
+                                                      '[]', '[]', NULL, 0, gen_random_uuid(), NULL, 0)
             """, [user])
         XCTAssertEqual(clash[0, 0], "clash")
         XCTAssertEqual(try db.eventCount("d"), 1)

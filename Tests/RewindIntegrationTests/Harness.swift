@@ -191,6 +191,15 @@ final class Terminal {
         return o
     }
 
+    /// The next message that is not a push (pushes are kept in `pushes`).
+    func nextReply() throws -> JSONObject {
+        while true {
+            let m = try next()
+            if m["push"] == nil { return m }
+            pushes.append(m)
+        }
+    }
+
     /// Sends a request and returns its reply; pushes that arrive first are kept in `pushes`.
     @discardableResult
     func request(_ type: String, _ fields: [(String, JSON)] = []) throws -> JSONObject {

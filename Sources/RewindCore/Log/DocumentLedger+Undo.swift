@@ -38,7 +38,7 @@ extension DocumentLedger {
     }
 
     /// Undoes the user's newest group in the scope (or redoes the newest undone one).
-    public mutating func revert(_ r: RevertRequest, userName: (Int64) -> String?) throws(RewindError) -> RevertResult {
+    public mutating func revert(_ r: RevertRequest) throws(RewindError) -> RevertResult {
         precondition(r.kind == .undo || r.kind == .redo)
         let digest = r.digest
         if let tx = r.tx, let seen = transaction(user: r.userID, tx: tx) {
@@ -51,7 +51,7 @@ extension DocumentLedger {
         guard let group = r.kind == .undo ? history.topUndo(user: r.userID, scope: r.scope) : history.topRedo(user: r.userID, scope: r.scope) else {
             throw .notFound("nothing to \(verb)" + (r.scope.map { " in scope \"\($0)\"" } ?? ""))
         }
-        let revert = try history.revert(group, on: document, user: r.userID, policy: r.policy, limits: limits, userName: userName)
+        let revert = try history.revert(group, on: document, user: r.userID, policy: r.policy, limits: limits, userName: { self.userNames[$0] })
         let event = Event(doc: doc, version: version + 1, id: r.eventID, tx: r.tx ?? r.eventID, txDigest: digest, userID: r.userID,
                           userName: r.userName, client: r.client, group: group.key.id, kind: r.kind, action: group.action,
                           base: version, ops: revert.applied.ops, inverse: revert.applied.inverse, refers: group.key.id,

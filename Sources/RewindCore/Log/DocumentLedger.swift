@@ -10,6 +10,8 @@ public struct DocumentLedger: Sendable {
     public internal(set) var document = Document()
     public private(set) var version: Int64 = 0
     public let limits: Limits
+    /// Names of the users who wrote events, for messages ("what alice did since").
+    public internal(set) var userNames: [Int64: String] = [:]
     /// Every user's undo and redo stacks: a projection of the same entries.
     public internal(set) var history: UndoHistory
 
@@ -184,5 +186,6 @@ public struct DocumentLedger: Sendable {
         }
         transactions[TxKey(user: e.userID, tx: Key(e.tx))] = TxRecord(version: e.version, digest: e.txDigest)
         history.record(e)
+        userNames[e.userID] = e.userName
     }
 }

@@ -1,0 +1,166 @@
+import RewindCore
+import RewindLoop
+
+/// Undo requests of PROTOCOL.md: groups, action names, undo/redo, history.
+extension Server {
+    func dispatchUndo(_ r: Request, _ c: Connection) throws(RewindError) -> Bool {
+        switch r.type {
+        case "begin_group": try beginGroup(r, c)
+        case "end_group": try endGroup(r, c)
+        case "set_action": try setAction(r, c)
+        case "undo": try revert(r, c, kind: .undo)
+        case "redo": try revert(r, c, kind: .redo)
+        case "clear_history": try clearHistory(r, c)
+        case "history": try history(r, c)
+        default: return false
+        }
+        return true
+    }
+
+    /// The document, which the terminal must have open: undo works on what it sees.
+    private func openDocument(_ r: Request, _ c: Connection) throws(RewindError) -> DocumentRuntime {
+        let doc = try r.string("doc", maxBytes: config.limits.maxNameBytes)
+        guard c.openDocuments.contains(doc) else { throw .badRequest("\(r.type): open document \"\(doc)\" first") }
+        return document(doc)
+    }
+
+    private func scope(_ r: Request, _ d: DocumentRuntime) throws(RewindError) -> Key? {
+        guard let s = try r.optionalString("scope", maxBytes: config.limits.maxNameBytes) else { return nil }
+        let key = Key(s)
+        guard let node = d.committed.document[key] else { throw .notFound("scope: no node \"\(s)\"") }
+        guard node.undoScope else { throw .badRequest("scope: node \"\(s)\" is not an undo scope (undoScope is false)") }
+        return key
+    }
+
+    private func beginGroup(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        let action = try r.optionalString("action", maxBytes: config.limits.maxNameBytes)
+        let selection = try Selection.parse(r.body["selection"])
+        if var g = c.groups[d.id] {
+            guard g.level < 100 else { throw .badRequest("begin_group: groups nest at most 100 levels") }
+            g.level += 1
+            if let action { g.action = action }
+            c.groups[d.id] = g
+        } else {
+            c.groups[d.id] = TerminalGroup(id: UUID.random(), level: 1, action: action, selectionBefore: selection)
+        }
+        c.reply(Message.reply(r.id, [("level", .int(Int64(c.groups[d.id]!.level)))]))
+    }
+
+    private func endGroup(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        let selection = try Selection.parse(r.body["selection"])
+        guard var g = c.groups[d.id] else { throw .badRequest("end_group at level 0: no group is open") }
+        g.level -= 1
+        guard g.level == 0 else {
+            c.groups[d.id] = g
+            return c.reply(Message.reply(r.id, [("level", .int(Int64(g.level)))]))
+        }
+        c.groups[d.id] = nil
+        let mark = DocumentRuntime.MarkRequest(kind: .close, userID: c.user!.id, client: c.clientID!, group: g.id,
+                                               action: g.action, selection: selection)
+        d.run(.init(command: .mark(mark), replies: [{ result in
+            switch result {
+            case .success: c.reply(Message.reply(r.id, [("level", 0)]))
+            case let .failure(e): c.reply(Message.error(r.id, e))
+            }
+        }]))
+    }
+
+    private func setAction(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        let action = try r.string("action", maxBytes: config.limits.maxNameBytes)
+        if c.groups[d.id] != nil {
+            c.groups[d.id]!.action = action  // recorded when the group closes
+            return c.reply(Message.reply(r.id, [("level", .int(Int64(c.groups[d.id]!.level)))]))
+        }
+        let scope = try scope(r, d)
+        let user = c.user!
+        d.whenReady { error in
+            if let error { return c.reply(Message.error(r.id, error)) }
+            guard let top = d.history.topUndo(user: user.id, scope: scope) else {
+                return c.reply(Message.error(r.id, .notFound("set_action: no group to name")))
+            }
+            let mark = DocumentRuntime.MarkRequest(kind: .rename, userID: user.id, client: c.clientID!, group: top.key.id,
+                                                   scope: scope, action: action)
+            d.run(.init(command: .mark(mark), replies: [{ result in
+                switch result {
+                case .success: c.reply(Message.reply(r.id, [("level", 0), ("group", .string(top.key.id))]))
+                case let .failure(e): c.reply(Message.error(r.id, e))
+                }
+            }]))
+        }
+    }
+
+    private func revert(_ r: Request, _ c: Connection, kind: EventKind) throws(RewindError) {
+        let d = try openDocument(r, c)
+        let scope = try scope(r, d)
+        let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
+        let policyName = try r.optionalString("on_conflict", maxBytes: 16) ?? "prompt"
+        guard let policy = ConflictPolicy(rawValue: policyName) else {
+            throw .badRequest("\(r.type): `on_conflict` must be \"prompt\", \"skip\" or \"force\"")
+        }
+        let user = c.user!
+        // Undo with a group open on this terminal closes it first (NSUndoManager).
+        var closing: [DocumentRuntime.GroupClose] = []
+        if let g = c.groups.removeValue(forKey: d.id) {
+            closing.append(.init(group: g.id, userID: user.id, client: c.clientID!, action: g.action, selection: nil))
+        }
+        let request = DocumentLedger.RevertRequest(kind: kind, userID: user.id, userName: user.name, client: c.clientID!,
+                                                   scope: scope, policy: policy, tx: tx, eventID: UUID.random(),
+                                                   time: wallClockMillis())
+        d.run(.init(command: .revert(request, closing: closing), replies: [{ result in
+            switch result {
+            case let .success(.revert(res)):
+                c.reply(Message.reply(r.id, [
+                    ("version", .int(res.version)), ("action", res.action.map { .string($0) } ?? .null),
+                    ("selection", res.selection?.json ?? .null),
+                    ("skipped", res.skipped.isEmpty ? nil : .array(res.skipped.map { $0.json(userName: { d.committed.userNames[$0] }) })),
+                ]))
+            case .success: c.reply(Message.reply(r.id))
+            case let .failure(e): c.reply(Message.error(r.id, e))
+            }
+        }]))
+    }
+
+    private func clearHistory(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        let scope = try scope(r, d)
+        let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
+        let mark = DocumentRuntime.MarkRequest(kind: .clear, userID: c.user!.id, client: c.clientID!, scope: scope, tx: tx)
+        d.run(.init(command: .mark(mark), replies: [{ result in
+            switch result {
+            case .success: c.reply(Message.reply(r.id))
+            case let .failure(e): c.reply(Message.error(r.id, e))
+            }
+        }]))
+    }
+
+    private func history(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        let scope = try scope(r, d)
+        let user = c.user!.id
+        d.whenReady { error in
+            if let error { return c.reply(Message.error(r.id, error)) }
+            let h = d.committed.history
+            let s = h.stacks(user: user, scope: scope)
+            func list(_ keys: [UndoHistory.GroupKey]) -> JSON {
+                .array(keys.reversed().compactMap { h.groups[$0] }.map { g in
+                    .obj([("group", .string(g.key.id)), ("action", g.action.map { .string($0) } ?? .null),
+                          ("version", .int(g.effect.last ?? g.lastEdit))])
+                })
+            }
+            c.reply(Message.reply(r.id, [
+                ("doc", .string(d.id)), ("scope", scope.map { .string($0.string) } ?? .null),
+                ("undo", list(s.undo)), ("redo", list(s.redo)), ("level", .int(Int64(c.groups[d.id]?.level ?? 0))),
+            ]))
+        }
+    }
+
+    /// Closes the explicit group `c` holds open on `doc`, if it has one (close, disconnect).
+    func closeTerminalGroup(_ c: Connection, doc: String) {
+        guard let g = c.groups.removeValue(forKey: doc), let d = existingDocument(doc) else { return }
+        let mark = DocumentRuntime.MarkRequest(kind: .close, userID: c.user!.id, client: c.clientID!, group: g.id, action: g.action)
+        d.run(.init(command: .mark(mark), replies: []))
+    }
+}
