@@ -162,21 +162,37 @@ final class DocumentRuntime {
         state = .ready
         if !loadedOnce {
             loadedOnce = true
-            closeGroupsLeftOpen()
+            if closeGroupsLeftOpen() { return }  // waiters run once those marks are in
         }
+        releaseWaiters()
+    }
+
+    private func releaseWaiters() {
         let waiting = whenReadyQueue
         whenReadyQueue = []
         for w in waiting { w(nil) }
     }
 
     /// A server that stopped without closing its terminals' groups left them
-    /// open in the log; on loading the document, close them (SPEC section 4).
-    private func closeGroupsLeftOpen() {
-        for (group, scopes) in committed.history.open.sorted(by: { $0.key < $1.key }) {
-            guard let g = scopes.lazy.compactMap({ self.committed.history.groups[.init(id: group, scope: $0)] }).first else { continue }
-            server.logger.info("closing a group left open", metadata: ["doc": "\(id)", "group": "\(group)"])
-            run(Request(command: .mark(MarkRequest(kind: .close, userID: g.user, client: g.client, group: group)), replies: []))
+    /// open in the log; on loading the document, close them before anyone is
+    /// served (SPEC section 4). False when there were none.
+    private func closeGroupsLeftOpen() -> Bool {
+        let h = committed.history
+        let closes: [MarkRequest] = h.open.keys.sorted().compactMap { group in
+            guard let g = h.open[group]!.lazy.compactMap({ h.groups[.init(id: group, scope: $0)] }).first else { return nil }
+            return MarkRequest(kind: .close, userID: g.user, client: g.client, group: group)
         }
+        guard !closes.isEmpty else { return false }
+        server.logger.info("closing groups left open", metadata: ["doc": "\(id)", "groups": "\(closes.count)"])
+        var left = closes.count
+        for m in closes {
+            // Straight to `process`: `run` would queue behind the waiters.
+            process(Request(command: .mark(m), replies: [{ [self] _ in
+                left -= 1
+                if left == 0 { self.releaseWaiters() }
+            }]))
+        }
+        return true
     }
 
     private func catchUpFailed(_ e: RewindError) {

@@ -204,6 +204,7 @@ extension Server {
             client: c.clientID!, eventID: UUID.random(), time: wallClockMillis(),
             openGroup: group?.id, selection: selection ?? group?.selectionBefore)
         submission.typingWindow = config.typingWindowMs
+        submission.groupAction = group?.action
         let reply: DocumentRuntime.Reply = { result in
             switch result {
             case let .success(.version(version)): c.reply(Message.reply(r.id, [("version", .int(version))]))

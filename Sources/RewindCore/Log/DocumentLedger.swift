@@ -44,6 +44,9 @@ public struct DocumentLedger: Sendable {
         public var time: Int64
         /// The explicit group the terminal holds open, if any: the edit joins it.
         public var openGroup: String?
+        /// The name the terminal gave its open group so far: recorded with the
+        /// edit (when it has none of its own) so that a crash cannot lose it.
+        public var groupAction: String?
         /// The terminal's selection before the ops.
         public var selection: Selection?
         /// Text edits by one terminal in one node this close together (ms) coalesce into one "Typing" group.
@@ -110,7 +113,7 @@ public struct DocumentLedger: Sendable {
         let group = s.openGroup ?? coalescingGroup(s, ops: applied.ops, scope: scope) ?? s.eventID
         let meta = EventMeta(scope: scope, open: s.openGroup != nil, selection: s.selection)
         let event = Event(doc: doc, version: version + 1, id: s.eventID, tx: s.tx, txDigest: digest, userID: s.userID,
-                          userName: s.userName, client: s.client, group: group, kind: .edit, action: s.action,
+                          userName: s.userName, client: s.client, group: group, kind: .edit, action: s.action ?? s.groupAction,
                           base: s.base, ops: applied.ops, inverse: applied.inverse, refers: nil, time: s.time, meta: meta)
         record(event)
         return .appended(event)

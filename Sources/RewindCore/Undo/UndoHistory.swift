@@ -186,7 +186,7 @@ public struct UndoHistory: Sendable {
             g.lastTime = e.time
             if g.typingNode != node { g.typingNode = nil }
             g.opKinds.formUnion(OpKinds(e.ops))
-            if g.givenAction == nil { g.givenAction = e.action }
+            if let a = e.action, e.meta.open || g.givenAction == nil { g.givenAction = a }
             g.selectionAfter = Self.selectionAfter(e.ops) ?? g.selectionAfter
             groups[key] = g
             return
