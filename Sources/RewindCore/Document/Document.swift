@@ -92,6 +92,28 @@ public struct Document: Sendable, Equatable {
 
     // MARK: Wire form
 
+    /// A document from its wire form (`json`), as stored in a snapshot.
+    public init(json: JSON) throws(RewindError) {
+        guard let nodes = json.objectValue?["nodes"]?.objectValue else { throw RewindError(.internal, "document snapshot has no nodes") }
+        self.nodes = [:]
+        for m in nodes.members {
+            guard let o = m.value.objectValue, let kind = o["kind"]?.stringValue, let frame = o["frame"]?.arrayValue,
+                  let children = o["children"]?.arrayValue, let props = o["props"]?.objectValue,
+                  let text = o["text"]?.stringValue
+            else { throw RewindError(.internal, "document snapshot: malformed node \(m.key)") }
+            var n = Node(id: Key(m.key), parent: o["parent"]?.stringValue.map { Key($0) }, kind: kind, frame: frame)
+            n.children = children.compactMap { $0.stringValue.map { Key($0) } }
+            n.clips = o["clips"]?.boolValue ?? false
+            n.focusable = o["focusable"]?.boolValue ?? false
+            n.undoScope = o["undoScope"]?.boolValue ?? false
+            n.props = Dictionary(uniqueKeysWithValues: props.members.map { (Key($0.key), $0.value) })
+            n.text = Array(text.unicodeScalars)
+            self.nodes[n.id] = n
+            textScalars += n.text.count
+        }
+        guard self.nodes[Document.rootID] != nil else { throw RewindError(.internal, "document snapshot has no root") }
+    }
+
     /// `{"nodes": {...}}`, nodes in byte order of their ids: identical for identical documents.
     public var json: JSON {
         .obj([("nodes", .object(JSONObject(nodes.keys.sorted().map { (key: $0.string, value: nodes[$0]!.json) })))])

@@ -55,7 +55,7 @@ extension DocumentLedger {
         let event = Event(doc: doc, version: version + 1, id: r.eventID, tx: r.tx ?? r.eventID, txDigest: digest, userID: r.userID,
                           userName: r.userName, client: r.client, group: group.key.id, kind: r.kind, action: group.action,
                           base: version, ops: revert.applied.ops, inverse: revert.applied.inverse, refers: group.key.id,
-                          time: r.time, meta: EventMeta(scope: r.scope))
+                          time: r.time, meta: EventMeta(scope: r.scope, reverted: group.effect))
         document = revert.document
         var e = event
         record(e)

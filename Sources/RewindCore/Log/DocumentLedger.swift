@@ -179,6 +179,15 @@ public struct DocumentLedger: Sendable {
         }
     }
 
+    /// After a snapshot: the head, and the newest events for rebasing and retries.
+    mutating func restoreRecent(_ events: [Event], head: Int64) {
+        version = head
+        let keep = events.suffix(limits.maxRebaseDistance)
+        recent = keep.map(\.ops)
+        recentStart = keep.first?.version ?? head + 1
+        for e in keep { transactions[TxKey(user: e.userID, tx: Key(e.tx))] = TxRecord(version: e.version, digest: e.txDigest) }
+    }
+
     mutating func record(_ e: Event) {
         version = e.version
         recent.append(e.ops)

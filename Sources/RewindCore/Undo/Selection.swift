@@ -52,22 +52,27 @@ public struct EventMeta: Sendable, Equatable {
     public var scope: Key?
     public var open = false
     public var selection: Selection?
+    /// For an undo or redo: the versions of the events whose change it reverted.
+    public var reverted: [Int64] = []
 
-    public init(scope: Key? = nil, open: Bool = false, selection: Selection? = nil) {
+    public init(scope: Key? = nil, open: Bool = false, selection: Selection? = nil, reverted: [Int64] = []) {
         self.scope = scope
         self.open = open
         self.selection = selection
+        self.reverted = reverted
     }
 
-    public var isEmpty: Bool { scope == nil && !open && selection == nil }
+    public var isEmpty: Bool { scope == nil && !open && selection == nil && reverted.isEmpty }
 
     public var json: JSON {
-        .obj([("scope", scope.map { .string($0.string) }), ("open", open ? .bool(true) : nil), ("selection", selection?.json)])
+        .obj([("scope", scope.map { .string($0.string) }), ("open", open ? .bool(true) : nil), ("selection", selection?.json),
+              ("reverted", reverted.isEmpty ? nil : .array(reverted.map { .int($0) }))])
     }
 
     public static func parse(_ v: JSON) throws(RewindError) -> EventMeta {
         guard let o = v.objectValue else { throw RewindError(.internal, "event meta is not an object") }
         return EventMeta(scope: o["scope"]?.stringValue.map { Key($0) }, open: o["open"]?.boolValue ?? false,
-                         selection: try Selection.parse(o["selection"]))
+                         selection: try Selection.parse(o["selection"]),
+                         reverted: o["reverted"]?.arrayValue?.compactMap(\.intValue) ?? [])
     }
 }

@@ -92,18 +92,20 @@ public struct UndoHistory: Sendable {
         public var reverted: [Int64] = []
     }
 
-    public private(set) var stacks: [StackKey: Stacks] = [:]
-    public private(set) var groups: [GroupKey: Group] = [:]
+    public internal(set) var stacks: [StackKey: Stacks] = [:]
+    public internal(set) var groups: [GroupKey: Group] = [:]
     /// Explicit groups held open by a terminal: group id → its parts (by scope).
-    public private(set) var open: [String: [Key?]] = [:]
-    /// Every event's ops, index `version - 1`.
-    public private(set) var log: [Logged] = []
+    public internal(set) var open: [String: [Key?]] = [:]
+    /// The ops of every event from version `logBase` on (a history restored
+    /// from a snapshot keeps only what its groups can still reach).
+    public internal(set) var log: [Logged] = []
+    public internal(set) var logBase: Int64 = 1
     /// Per node, the versions of the events that touched it, ascending.
-    public private(set) var touches: [Key: [Int64]] = [:]
+    public internal(set) var touches: [Key: [Int64]] = [:]
     /// Marks recorded so far (the `n` of the newest).
-    public private(set) var markCount: Int64 = 0
+    public internal(set) var markCount: Int64 = 0
     /// Transaction ids of marks (clear_history with `tx`), for idempotent retries.
-    public private(set) var markTransactions: [DocumentLedger.TxKey: Int64] = [:]
+    public internal(set) var markTransactions: [DocumentLedger.TxKey: Int64] = [:]
 
     public init(levels: Int = 100) { self.levels = levels }
 
@@ -113,7 +115,7 @@ public struct UndoHistory: Sendable {
     public func topRedo(user: Int64, scope: Key?) -> Group? { stacks(user: user, scope: scope).redo.last.flatMap { groups[$0] } }
 
     public func logged(_ version: Int64) -> Logged? {
-        version >= 1 && version <= Int64(log.count) ? log[Int(version - 1)] : nil
+        version >= logBase && version < logBase + Int64(log.count) ? log[Int(version - logBase)] : nil
     }
 
     /// Versions after `version` that touched `node`, ascending.
@@ -130,20 +132,24 @@ public struct UndoHistory: Sendable {
     // MARK: Recording the log
 
     public mutating func record(_ e: Event) {
-        log.append(Logged(user: e.userID, ops: e.ops, inverse: e.inverse, version: e.version))
+        if log.isEmpty { logBase = e.version }
+        log.append(Logged(user: e.userID, ops: e.ops, inverse: e.inverse, version: e.version, reverted: e.meta.reverted))
         switch e.kind {
         case .edit, .restore: recordEdit(e)
         case .undo, .redo: recordRevert(e)
         }
-        // An event touches what its ops and its inverse touch, and a revert also
-        // what the events it reverted touched: so an edit and the undo that
-        // cancels it always show up together in a node's list.
+        index(log[log.count - 1])
+    }
+
+    /// Adds an event to the touch index. An event touches what its ops and its
+    /// inverse touch, and a revert also what the events it reverted touched:
+    /// so an edit and the undo that cancels it always show up together.
+    mutating func index(_ entry: Logged) {
         var nodes = Set<Key>()
         func add(_ l: Logged) { for op in l.ops + l.inverse { nodes.formUnion(Self.touched(by: op)) } }
-        let entry = log[log.count - 1]
         add(entry)
-        for v in entry.reverted { add(log[Int(v - 1)]) }
-        for k in nodes { touches[k, default: []].append(e.version) }
+        for v in entry.reverted { if let l = logged(v) { add(l) } }
+        for k in nodes { touches[k, default: []].append(entry.version) }
     }
 
     public mutating func record(_ m: GroupMark) {
@@ -208,7 +214,7 @@ public struct UndoHistory: Sendable {
         let key = GroupKey(id: refers, scope: e.meta.scope)
         guard var g = groups[key] else { return }
         let sk = StackKey(user: g.user, scope: key.scope)
-        log[log.count - 1].reverted = g.effect
+        if log[log.count - 1].reverted.isEmpty { log[log.count - 1].reverted = g.effect }
         g.effect = [e.version]
         g.isUndone = e.kind == .undo
         g.typingNode = nil  // an undone or redone group takes no more typing

@@ -1,0 +1,86 @@
+/// The undo history in a snapshot: stacks, groups, open groups and marks, but
+/// not the per-event log, which is read back from the events from `floor` on
+/// (the oldest event any group can still revert or be transformed through).
+extension UndoHistory {
+    /// The oldest version an undo or redo of any group still reaches; past the head when none.
+    public func floor(head: Int64) -> Int64 {
+        var f = head + 1
+        for g in groups.values { f = Swift.min(f, g.edits.first ?? f, g.effect.first ?? f) }
+        return f
+    }
+
+    public var snapshotJSON: JSON {
+        func key(_ k: GroupKey) -> JSON { .obj([("id", .string(k.id)), ("scope", k.scope.map { .string($0.string) } ?? .null)]) }
+        func versions(_ v: [Int64]) -> JSON { .array(v.map { .int($0) }) }
+        let stackList: [JSON] = stacks.keys.sorted { ($0.user, $0.scope?.string ?? "") < ($1.user, $1.scope?.string ?? "") }.map { sk in
+            let s = stacks[sk]!
+            return .obj([("user", .int(sk.user)), ("scope", sk.scope.map { .string($0.string) } ?? .null),
+                         ("undo", .array(s.undo.map(key))), ("redo", .array(s.redo.map(key)))])
+        }
+        let groupList: [JSON] = groups.values.sorted { ($0.key.id, $0.key.scope?.string ?? "") < ($1.key.id, $1.key.scope?.string ?? "") }.map { g in
+            .obj([("key", key(g.key)), ("user", .int(g.user)), ("client", .string(g.client)),
+                  ("action", g.givenAction.map { .string($0) } ?? .null), ("edits", versions(g.edits)), ("effect", versions(g.effect)),
+                  ("undone", .bool(g.isUndone)), ("before", g.selectionBefore?.json ?? .null), ("after", g.selectionAfter?.json ?? .null),
+                  ("time", .int(g.lastTime)), ("typing", g.typingNode.map { .string($0.string) } ?? .null),
+                  ("kinds", .int(Int64(g.opKinds.rawValue)))])
+        }
+        let openList: [JSON] = open.keys.sorted().map { id in
+            .obj([("id", .string(id)), ("scopes", .array(open[id]!.map { $0.map { .string($0.string) } ?? .null }))])
+        }
+        let marks: [JSON] = markTransactions.keys.sorted { ($0.user, $0.tx) < ($1.user, $1.tx) }.map { k in
+            .obj([("user", .int(k.user)), ("tx", .string(k.tx.string)), ("n", .int(markTransactions[k]!))])
+        }
+        return .obj([("levels", .int(Int64(levels))), ("marks", .int(markCount)), ("stacks", .array(stackList)),
+                      ("groups", .array(groupList)), ("open", .array(openList)), ("mark_tx", .array(marks))])
+    }
+
+    /// A history from `snapshotJSON`; its log starts empty at `floor`.
+    public init(snapshot v: JSON, floor: Int64) throws(RewindError) {
+        func bad(_ what: String) -> RewindError { RewindError(.internal, "undo snapshot: malformed \(what)") }
+        guard let o = v.objectValue, let levels = o["levels"]?.intValue, let marks = o["marks"]?.intValue else { throw bad("header") }
+        self.init(levels: Int(levels))
+        markCount = marks
+        logBase = floor
+        func key(_ v: JSON?) throws(RewindError) -> GroupKey {
+            guard let k = v?.objectValue, let id = k["id"]?.stringValue else { throw bad("group key") }
+            return GroupKey(id: id, scope: k["scope"]?.stringValue.map { Key($0) })
+        }
+        for s in o["stacks"]?.arrayValue ?? [] {
+            guard let so = s.objectValue, let user = so["user"]?.intValue else { throw bad("stack") }
+            var st = Stacks()
+            for k in so["undo"]?.arrayValue ?? [] { st.undo.append(try key(k)) }
+            for k in so["redo"]?.arrayValue ?? [] { st.redo.append(try key(k)) }
+            stacks[StackKey(user: user, scope: so["scope"]?.stringValue.map { Key($0) })] = st
+        }
+        for g in o["groups"]?.arrayValue ?? [] {
+            guard let go = g.objectValue, let user = go["user"]?.intValue, let client = go["client"]?.stringValue,
+                  let time = go["time"]?.intValue, let kinds = go["kinds"]?.intValue else { throw bad("group") }
+            let k = try key(go["key"])
+            groups[k] = Group(key: k, user: user, client: client, givenAction: go["action"]?.stringValue,
+                              edits: go["edits"]?.arrayValue?.compactMap(\.intValue) ?? [],
+                              effect: go["effect"]?.arrayValue?.compactMap(\.intValue) ?? [],
+                              isUndone: go["undone"]?.boolValue ?? false,
+                              selectionBefore: try Selection.parse(go["before"]), selectionAfter: try Selection.parse(go["after"]),
+                              lastTime: time, typingNode: go["typing"]?.stringValue.map { Key($0) },
+                              opKinds: OpKinds(rawValue: Int(kinds)))
+        }
+        for e in o["open"]?.arrayValue ?? [] {
+            guard let eo = e.objectValue, let id = eo["id"]?.stringValue else { throw bad("open group") }
+            open[id] = (eo["scopes"]?.arrayValue ?? []).map { $0.stringValue.map { Key($0) } }
+        }
+        for m in o["mark_tx"]?.arrayValue ?? [] {
+            guard let mo = m.objectValue, let user = mo["user"]?.intValue, let tx = mo["tx"]?.stringValue, let n = mo["n"]?.intValue
+            else { throw bad("mark transaction") }
+            markTransactions[DocumentLedger.TxKey(user: user, tx: Key(tx))] = n
+        }
+    }
+
+    /// Puts back the log of an event at or after the floor (oldest first),
+    /// without touching the stacks: they already include it.
+    public mutating func restoreLog(_ e: Event) {
+        guard e.version >= logBase else { return }
+        if log.isEmpty { logBase = e.version }
+        log.append(Logged(user: e.userID, ops: e.ops, inverse: e.inverse, version: e.version, reverted: e.meta.reverted))
+        index(log[log.count - 1])
+    }
+}
