@@ -14,5 +14,6 @@ GRANT SELECT ON users, tokens, schema_migrations TO rewind_server;
 GRANT SELECT, INSERT ON documents TO rewind_server;
 GRANT UPDATE (head, marks) ON documents TO rewind_server;
 GRANT SELECT, INSERT ON group_marks TO rewind_server;
+GRANT SELECT, INSERT ON snapshots TO rewind_server;
 GRANT SELECT, INSERT ON events TO rewind_server;
 GRANT USAGE ON SEQUENCE events_position_seq TO rewind_server;

@@ -128,6 +128,59 @@ final class DocumentRuntime {
 
     private func catchUp() {
         state = .catchingUp
+        if !loadedOnce && committed.version == 0 && committed.history.markCount == 0 && server.config.snapshotEvery > 0 {
+            return loadSnapshot()
+        }
+        readHead()
+    }
+
+    /// First load: start from the newest snapshot, reading only the tail of
+    /// the log it needs; on any trouble, replay the whole log instead.
+    private func loadSnapshot() {
+        server.store.latestSnapshot(doc: id) { [self] result in
+            guard case let .success(snapshot?) = result else {
+                if case let .failure(e) = result { self.server.logger.warning("snapshot unreadable; replaying the log", metadata: ["doc": "\(self.id)", "error": "\(e)"]) }
+                return self.readHead()
+            }
+            let start: Int64
+            do { start = try DocumentLedger.tailStart(snapshot: snapshot.state, limits: self.server.config.limits) } catch {
+                self.server.logger.warning("snapshot unusable; replaying the log", metadata: ["doc": "\(self.id)", "error": "\(error)"])
+                return self.readHead()
+            }
+            self.readTail(snapshot, from: start, into: [])
+        }
+    }
+
+    private func readTail(_ snapshot: EventStore.Snapshot, from start: Int64, into tail: [Event]) {
+        let after = (tail.last?.version ?? start - 1)
+        guard after < snapshot.version else { return restore(snapshot, tail) }
+        server.store.events(doc: id, after: after, to: snapshot.version, limit: 5_000) { [self] result in
+            switch result {
+            case let .failure(e): self.catchUpFailed(e)
+            case let .success(events):
+                if events.isEmpty { return self.catchUpFailed(RewindError(.internal, "log of \(self.id) ends before its snapshot")) }
+                self.readTail(snapshot, from: start, into: tail + events)
+            }
+        }
+    }
+
+    private func restore(_ snapshot: EventStore.Snapshot, _ tail: [Event]) {
+        do {
+            let ledger = try DocumentLedger(doc: id, snapshot: snapshot.state, tail: tail, limits: server.config.limits)
+            guard ledger.history.markCount == snapshot.marks, ledger.version == snapshot.version else {
+                throw RewindError(.internal, "snapshot header and body disagree")
+            }
+            committed = ledger
+            committedHeadID = tail.last?.id
+            recent = tail.suffix(server.config.recentEvents).map { (version: $0.version, json: $0.json) }
+            server.logger.debug("loaded from snapshot", metadata: ["doc": "\(id)", "version": "\(snapshot.version)", "tail": "\(tail.count)"])
+        } catch {
+            server.logger.warning("snapshot does not restore; replaying the log", metadata: ["doc": "\(id)", "error": "\(error)"])
+        }
+        readHead()
+    }
+
+    private func readHead() {
         server.store.head(doc: id) { [self] result in
             switch result {
             case let .failure(e): self.catchUpFailed(e)
@@ -253,6 +306,9 @@ final class DocumentRuntime {
                                                       time: wallClockMillis())))
                 outcome = .marked
             }
+        } catch let error where error.code == .version && !speculative.knowsAllTransactions {
+            if case let .submit(s) = request.command { return lookUpOldTransaction(s, request, otherwise: error) }
+            return request.replies.forEach { $0(.failure(error)) }
         } catch {
             // Marks recorded before a failing revert must not stay speculative
             // without being stored: store them (they are complete on their own).
@@ -262,6 +318,24 @@ final class DocumentRuntime {
         if entries.isEmpty { return request.replies.forEach { $0(.success(outcome)) } }
         for (i, e) in entries.enumerated() {
             enqueue(e, request: i == entries.count - 1 ? request : nil, outcome: outcome)
+        }
+    }
+
+    /// A submit far behind the head on a ledger restored from a snapshot may
+    /// be the retry of a transaction older than what the ledger keeps: the
+    /// log answers for it.
+    private func lookUpOldTransaction(_ s: DocumentLedger.Submission, _ request: Request, otherwise error: RewindError) {
+        server.store.transaction(doc: id, user: s.userID, tx: s.tx) { result in
+            switch result {
+            case let .success(seen?) where seen.digest == s.digest:
+                request.replies.forEach { $0(.success(.version(seen.version))) }
+            case let .success(seen?):
+                request.replies.forEach {
+                    $0(.failure(.conflict("transaction \"\(s.tx)\" was already used with different content", details: ["version": .int(seen.version)])))
+                }
+            case .success(nil): request.replies.forEach { $0(.failure(error)) }
+            case let .failure(e): request.replies.forEach { $0(.failure(e)) }
+            }
         }
     }
 
@@ -310,8 +384,24 @@ final class DocumentRuntime {
         default:
             // Another writer got there first: catch up from the log and run the
             // same requests again (a duplicate then answers with its version).
+            // A transaction the log knows and this ledger did not (older than
+            // a snapshot's tail) is answered from the log's outcome.
+            var retry = dropped[...]
+            if first.request != nil, case let .event(e) = first.entry {
+                switch result {
+                case let .duplicate(version):
+                    retry = retry.dropFirst()
+                    first.request!.replies.forEach { $0(.success(.version(version))) }
+                case let .txConflict(version):
+                    retry = retry.dropFirst()
+                    first.request!.replies.forEach {
+                        $0(.failure(.conflict("transaction \"\(e.tx)\" was already used with different content", details: ["version": .int(version)])))
+                    }
+                default: break
+                }
+            }
             server.logger.info("append clashed; catching up and retrying", metadata: ["doc": "\(id)", "outcome": "\(result)"])
-            for var r in dropped {
+            for var r in retry {
                 r.attempts += 1
                 if r.attempts > 3 {
                     r.replies.forEach { $0(.failure(RewindError(.unavailable, "document \(id) is contended; retry"))) }
@@ -338,6 +428,9 @@ final class DocumentRuntime {
             let json = event.json
             recent.append((version: event.version, json: json))
             if recent.count > 2 * server.config.recentEvents { recent.removeFirst(recent.count - server.config.recentEvents) }
+            if server.config.snapshotEvery > 0, event.version % Int64(server.config.snapshotEvery) == 0, state == .ready {
+                server.store.saveSnapshot(doc: id, version: event.version, marks: committed.history.markCount, state: committed.snapshotJSON)
+            }
             guard !subscribers.isEmpty else { return }
             // Encoded once; the same bytes go to every terminal.
             let bytes = SharedBytes(Message.line(.obj([("push", "events"), ("doc", .string(id)), ("events", .array([json]))])))

@@ -37,5 +37,8 @@ public struct ServerConfig: Sendable {
     /// what a replay of old logs keeps, so set it once per deployment.
     public var undoLevels = 100
 
+    /// A snapshot of a document is stored every this many events (0: never).
+    public var snapshotEvery = 1_000
+
     public init() {}
 }

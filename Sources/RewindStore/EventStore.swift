@@ -156,6 +156,50 @@ public final class EventStore {
         }
     }
 
+    /// The version and content digest of a user's transaction in `doc`, if the log has it.
+    public func transaction(doc: String, user: Int64, tx: String, _ done: @escaping (Result<(version: Int64, digest: String)?, RewindError>) -> Void) {
+        query(.init("SELECT version, tx_digest FROM events WHERE doc = $1 AND user_id = $2 AND tx = $3", [doc, String(user), tx])) { result in
+            done(result.map { rows in
+                guard rows.count == 1, let v = rows.int(0, 0), let d = rows[0, 1] else { return nil }
+                return (version: v, digest: d)
+            })
+        }
+    }
+
+    // MARK: Snapshots
+
+    public struct Snapshot {
+        public var version: Int64
+        public var marks: Int64
+        public var state: JSON
+    }
+
+    /// Stores a snapshot (best effort: a failure is logged, nothing depends on it).
+    public func saveSnapshot(doc: String, version: Int64, marks: Int64, state: JSON) {
+        let text = JSONWriter.string(state)
+        query(.init("INSERT INTO snapshots (doc, version, marks, state) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                    [doc, String(version), String(marks), text])) { [logger] result in
+            if case let .failure(e) = result {
+                logger.warning("snapshot not stored", metadata: ["doc": "\(doc)", "version": "\(version)", "error": "\(e)"])
+            }
+        }
+    }
+
+    /// The newest snapshot of `doc`, if any.
+    public func latestSnapshot(doc: String, _ done: @escaping (Result<Snapshot?, RewindError>) -> Void) {
+        query(.init("SELECT version, marks, state FROM snapshots WHERE doc = $1 ORDER BY version DESC, marks DESC LIMIT 1", [doc])) { result in
+            done(result.flatMap { rows in
+                guard rows.count == 1 else { return .success(nil) }
+                guard let v = rows.int(0, 0), let m = rows.int(0, 1), let text = rows[0, 2] else {
+                    return .failure(RewindError(.internal, "malformed snapshot row of \(doc)"))
+                }
+                do { return .success(Snapshot(version: v, marks: m, state: try JSONParser.parse(text, maxDepth: 256))) } catch {
+                    return .failure(RewindError(.internal, "snapshot of \(doc) at \(v) does not parse: \(error)"))
+                }
+            })
+        }
+    }
+
     public struct Head: Sendable, Equatable {
         public var version: Int64
         public var marks: Int64

@@ -36,12 +36,16 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Groups kept per undo and redo stack (0: all). Set once per deployment: replay uses the same value.")
     var undoLevels: Int = 100
 
+    @Option(help: "Store a snapshot of a document every N events, so that opening it reads only the log after it (0: never).")
+    var snapshotEvery: Int = 1_000
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = env("REWIND_LOG_LEVEL") ?? "info"
 
     func validate() throws {
         guard Self.splitAddress(listen) != nil else { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:7878") }
         guard typingWindow >= 0, typingWindow <= 60_000 else { throw ValidationError("--typing-window must be 0 to 60000 ms") }
+        guard snapshotEvery >= 0 else { throw ValidationError("--snapshot-every must be 0 (never) or more") }
         guard undoLevels >= 0 else { throw ValidationError("--undo-levels must be 0 (unlimited) or more") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard idleTimeout > 0, maxOutputBytes > 0, maxConnections > 0 else { throw ValidationError("limits must be positive") }
@@ -62,6 +66,7 @@ struct RewindServerCommand: ParsableCommand {
         config.maxConnections = maxConnections
         config.typingWindowMs = typingWindow
         config.undoLevels = undoLevels
+        config.snapshotEvery = snapshotEvery
         let server = Server(config: config, logger: Logger(label: "rewind"))
         do {
             try server.run { port in

@@ -10,6 +10,9 @@ public struct DocumentLedger: Sendable {
     public internal(set) var document = Document()
     public private(set) var version: Int64 = 0
     public let limits: Limits
+    /// False after a restore from a snapshot: transactions older than the
+    /// tail it read are known only to the log.
+    public internal(set) var knowsAllTransactions = true
     /// Names of the users who wrote events, for messages ("what alice did since").
     public internal(set) var userNames: [Int64: String] = [:]
     /// Every user's undo and redo stacks: a projection of the same entries.

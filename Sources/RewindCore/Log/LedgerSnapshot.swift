@@ -44,5 +44,6 @@ extension DocumentLedger {
         }
         history = restored
         restoreRecent(usable, head: v)
+        knowsAllTransactions = needed <= 1
     }
 }
