@@ -15,7 +15,7 @@
  *   idle --port P (--token T | --relay) [--clients N]
  *       N terminals say hello and open doc "idle", print "ready N", and stay
  *       until SIGTERM.
- * Also --host, --prefix (client ids), --server-pid (its CPU over the window).
+ * Also --host, --prefix (client ids and commit's tx ids), --server-pid (its CPU).
  * The first terminal (or the writer) creates the documents. Connects are
  * ramped: at most 256 in flight.
  */
@@ -441,9 +441,9 @@ static void submit(conn_t *c) {
         doc_of(c->index, doc, sizeof doc);
         c->pending_id = ID_SUBMIT0 + c->submits++;
         /* key: the terminal's place among those sharing its document (props per node are limited). */
-        sendf(c, "{\"id\":%ld,\"type\":\"submit\",\"doc\":\"%s\",\"tx\":\"c%d-%ld\",\"base\":%lld,"
+        sendf(c, "{\"id\":%ld,\"type\":\"submit\",\"doc\":\"%s\",\"tx\":\"%s-%d-%ld\",\"base\":%lld,"
                  "\"ops\":[{\"op\":\"set\",\"node\":\"root\",\"key\":\"k%d\",\"value\":%ld}]}\n",
-              c->pending_id, doc, c->index, c->submits, (long long)c->version, (c->index / ndocs) % 200, c->submits);
+              c->pending_id, doc, prefix, c->index, c->submits, (long long)c->version, (c->index / ndocs) % 200, c->submits);
         c->sent_at = uv_hrtime();
         return;
     }
