@@ -430,6 +430,7 @@ final class DocumentRuntime {
             if recent.count > 2 * server.config.recentEvents { recent.removeFirst(recent.count - server.config.recentEvents) }
             if server.config.snapshotEvery > 0, event.version % Int64(server.config.snapshotEvery) == 0, state == .ready {
                 server.store.saveSnapshot(doc: id, version: event.version, marks: committed.history.markCount, state: committed.snapshotJSON)
+                committed.compactHistory()
             }
             guard !subscribers.isEmpty else { return }
             // Encoded once; the same bytes go to every terminal.

@@ -11,6 +11,9 @@ extension DocumentLedger {
               ("users", .array(userNames.keys.sorted().map { .obj([("id", .int($0)), ("name", .string(userNames[$0]!))]) }))])
     }
 
+    /// Drops undo bookkeeping no group can reach any more (see `UndoHistory.compact`).
+    public mutating func compactHistory() { history.compact(head: version) }
+
     /// The first version a restore of `snapshot` needs from the log (past its version when none).
     public static func tailStart(snapshot: JSON, limits: Limits) throws(RewindError) -> Int64 {
         guard let o = snapshot.objectValue, let v = o["version"]?.intValue, let h = o["history"] else {

@@ -84,3 +84,22 @@ extension UndoHistory {
         index(log[log.count - 1])
     }
 }
+
+extension UndoHistory {
+    /// Forgets the log and touch index below the floor: no undo or redo can
+    /// reach those events any more, so memory follows the stacks, not the
+    /// length of the history. Costs one pass over the index; call it now and
+    /// then (the server does at each snapshot).
+    public mutating func compact(head: Int64) {
+        let f = floor(head: head)
+        guard f > logBase else { return }
+        let drop = Int(min(f - logBase, Int64(log.count)))
+        log.removeFirst(drop)
+        logBase += Int64(drop)
+        for (k, versions) in touches {
+            guard let first = versions.first, first < logBase else { continue }
+            let kept = versions.drop(while: { $0 < logBase })
+            touches[k] = kept.isEmpty ? nil : Array(kept)
+        }
+    }
+}
