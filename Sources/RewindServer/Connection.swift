@@ -36,6 +36,9 @@ final class Connection {
     /// Frames that arrived while `hello` was being checked.
     var deferred: [FrameDecoder.Frame] = []
     var openDocuments: Set<String> = []
+    /// Documents with an `open` under way: requests sent right behind it
+    /// (pasted or pipelined) count them as open, and run after it.
+    var opening: [String: Int] = [:]
     /// Supported locale for titles (`Titles.locale`).
     var locale = "en"
     /// Per document: the explicit undo group this terminal holds open.

@@ -127,7 +127,10 @@ extension Server {
             throw RewindError(.rateLimited, "at most \(config.maxOpenDocuments) documents open per connection")
         }
         let d = document(doc)
+        c.opening[doc, default: 0] += 1
         d.whenCurrent { [unowned self] error in
+            c.opening[doc]! -= 1
+            if c.opening[doc] == 0 { c.opening[doc] = nil }
             guard !c.isClosed else { return }
             if let error { return c.reply(Message.error(r.id, error)) }
             let head = d.committed.version
@@ -198,7 +201,7 @@ extension Server {
         let action = try r.optionalString("action", maxBytes: limits.maxNameBytes)
         let selection = try Selection.parse(r.body["selection"])
         let user = c.user!
-        let group = c.openDocuments.contains(doc) ? c.groups[doc] : nil
+        let group = c.groups[doc]
         var submission = DocumentLedger.Submission(
             tx: tx, base: base, ops: ops, action: action, userID: user.id, userName: user.name,
             client: c.clientID!, eventID: UUID.random(), time: wallClockMillis(),

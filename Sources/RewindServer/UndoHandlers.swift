@@ -20,7 +20,7 @@ extension Server {
     /// The document, which the terminal must have open: undo works on what it sees.
     private func openDocument(_ r: Request, _ c: Connection) throws(RewindError) -> DocumentRuntime {
         let doc = try r.string("doc", maxBytes: config.limits.maxNameBytes)
-        guard c.openDocuments.contains(doc) else { throw .badRequest("\(r.type): open document \"\(doc)\" first") }
+        guard c.openDocuments.contains(doc) || c.opening[doc] != nil else { throw .badRequest("\(r.type): open document \"\(doc)\" first") }
         return document(doc)
     }
 

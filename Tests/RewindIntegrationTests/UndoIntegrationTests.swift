@@ -103,6 +103,28 @@ final class UndoIntegrationTests: XCTestCase {
         XCTAssertNotNil(e?["refers"]?.stringValue)
     }
 
+    /// A session pasted in one piece (as into nc): undo right behind `open` and
+    /// the submits waits for them, and takes back the typing.
+    func testUndoPipelinedBehindOpenAndSubmitsRunsInOrder() throws {
+        let f = try Fixture(doc: nil)
+        let lines: [JSON] = [
+            ["id": 2, "type": "create_doc", "doc": "p"],
+            ["id": 3, "type": "open", "doc": "p"],
+            ["id": 4, "type": "submit", "doc": "p", "tx": "1", "base": 0, "ops": [["op": "create", "node": "t", "parent": "root", "kind": "text", "text": "Hello"]]],
+            ["id": 5, "type": "submit", "doc": "p", "tx": "2", "base": 1, "ops": [["op": "insert", "node": "t", "pos": 5, "text": ", world"]]],
+            ["id": 6, "type": "undo", "doc": "p"],
+            ["id": 7, "type": "redo", "doc": "p"],
+        ]
+        f.alice.sendRaw(lines.flatMap { Message.line($0) })
+        for id in 2...5 as ClosedRange<Int64> { ok(try f.alice.reply(to: id)) }
+        let undo = try f.alice.reply(to: 6)
+        ok(undo)
+        XCTAssertEqual(undo["action"], "Typing")
+        XCTAssertEqual(undo["version"], 3)
+        ok(try f.alice.reply(to: 7))
+        XCTAssertEqual(node(try stateOf(f.alice, "p"), "t")?["text"], "Hello, world")
+    }
+
     func testTitlesFollowTheTerminalsLocale() throws {
         let f = try Fixture()
         let ja = try Terminal(port: f.server.port)
