@@ -13,6 +13,9 @@ extension DocumentLedger {
         public var tx: String?
         public var eventID: String
         public var time: Int64
+        /// The group a prompt offered to undo (or redo): if another is on top
+        /// now, the answer is `conflict` rather than reverting something else.
+        public var expectedGroup: String?
 
         public init(kind: EventKind, userID: Int64, userName: String, client: String, scope: Key?, policy: ConflictPolicy,
                     tx: String?, eventID: String, time: Int64)
@@ -50,6 +53,10 @@ extension DocumentLedger {
         let verb = r.kind == .undo ? "undo" : "redo"
         guard let group = r.kind == .undo ? history.topUndo(user: r.userID, scope: r.scope) : history.topRedo(user: r.userID, scope: r.scope) else {
             throw .notFound("nothing to \(verb)" + (r.scope.map { " in scope \"\($0)\"" } ?? ""))
+        }
+        if let expected = r.expectedGroup, expected != group.key.id {
+            throw .conflict("the group this prompt offered to \(verb) is no longer on top of the stack",
+                            details: ["group": .string(expected), "top": .string(group.key.id)])
         }
         let revert = try history.revert(group, on: document, user: r.userID, policy: r.policy, limits: limits, userName: { self.userNames[$0] })
         let event = Event(doc: doc, version: version + 1, id: r.eventID, tx: r.tx ?? r.eventID, txDigest: digest, userID: r.userID,

@@ -16,13 +16,21 @@ public enum Titles {
 
     private static let table: [String: [String: String]] = [
         "en": ["Undo": "Undo", "Redo": "Redo", "Cancel": "Cancel", "Typing": "Typing", "Move": "Move",
-               "Delete": "Delete", "Restore Version": "Restore Version"],
+               "Delete": "Delete", "Restore Version": "Restore Version", "Copy": "Copy", "Paste": "Paste",
+               "Select All": "Select All", "OK": "OK", "Error": "Error", "Undo Anyway": "Undo Anyway", "Redo Anyway": "Redo Anyway",
+               "conflict": "%1 changes what %2 did since"],
         "zh-Hant": ["Undo": "還原", "Redo": "重做", "Cancel": "取消", "Typing": "輸入", "Move": "移動",
-                    "Delete": "刪除", "Restore Version": "回復版本"],
+                    "Delete": "刪除", "Restore Version": "回復版本", "Copy": "拷貝", "Paste": "貼上",
+                    "Select All": "全選", "OK": "好", "Error": "錯誤", "Undo Anyway": "仍要還原", "Redo Anyway": "仍要重做",
+                    "conflict": "「%1」會更改 %2 之後所做的變更"],
         "zh-Hans": ["Undo": "撤销", "Redo": "重做", "Cancel": "取消", "Typing": "输入", "Move": "移动",
-                    "Delete": "删除", "Restore Version": "恢复版本"],
+                    "Delete": "删除", "Restore Version": "恢复版本", "Copy": "拷贝", "Paste": "粘贴",
+                    "Select All": "全选", "OK": "好", "Error": "错误", "Undo Anyway": "仍要撤销", "Redo Anyway": "仍要重做",
+                    "conflict": "“%1”会更改 %2 之后所做的更改"],
         "ja": ["Undo": "取り消す", "Redo": "やり直す", "Cancel": "キャンセル", "Typing": "入力", "Move": "移動",
-               "Delete": "削除", "Restore Version": "バージョンを復元"],
+               "Delete": "削除", "Restore Version": "バージョンを復元", "Copy": "コピー", "Paste": "ペースト",
+               "Select All": "すべてを選択", "OK": "OK", "Error": "エラー", "Undo Anyway": "それでも取り消す",
+               "Redo Anyway": "それでもやり直す", "conflict": "「%1」は %2 がその後に行った変更を変えます"],
     ]
 
     /// The supported locale closest to `requested` (`zh-TW` → `zh-Hant`, `ja-JP` → `ja`), else `en`.
@@ -45,5 +53,14 @@ public enum Titles {
         guard let action, !action.isEmpty else { return v }
         let a = ServerAction.all.contains(action) ? word(action, locale: locale) : action
         return "\(v) \(a)"
+    }
+
+    /// The title of a conflict prompt: "Undo Move changes what alice did since".
+    public static func conflict(_ title: String, names: [String], locale: String) -> String {
+        let who = names.isEmpty ? "?" : names.joined(separator: ", ")
+        // Split first so that neither the title nor a name is read as a placeholder.
+        return word("conflict", locale: locale).split(separator: "%1", omittingEmptySubsequences: false)
+            .map { $0.split(separator: "%2", omittingEmptySubsequences: false).joined(separator: who) }
+            .joined(separator: title)
     }
 }

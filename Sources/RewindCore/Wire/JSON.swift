@@ -80,6 +80,13 @@ extension JSON {
         default: return nil
         }
     }
+    public var doubleValue: Double? {
+        switch self {
+        case let .int(i): return Double(i)
+        case let .double(d): return d
+        default: return nil
+        }
+    }
     public var isNumber: Bool {
         switch self { case .int, .double: return true; default: return false }
     }

@@ -1,0 +1,41 @@
+/// A terminal's focus in one document: its first responder and its text
+/// selection. Collaborators see it as presence (remote cursors).
+public struct Presence: Sendable, Equatable {
+    public var node: Key?
+    public var selection: Selection?
+
+    public init(node: Key? = nil, selection: Selection? = nil) {
+        self.node = node
+        self.selection = selection
+    }
+
+    public var isEmpty: Bool { node == nil && selection == nil }
+
+    /// The presence after a committed event: the selection moves through the
+    /// event's text ops (an insert at the caret pushes the author's own caret
+    /// forward and leaves others' where they are, as in shared editors), and
+    /// focus or selection on a node that is gone or no longer focusable is dropped.
+    public func after(_ ops: [Op], byThisTerminal own: Bool, in doc: Document) -> Presence {
+        var p = self
+        if var s = p.selection {
+            for op in ops { s = s.mapped(through: op, gravity: own ? .right : .left) }
+            p.selection = s
+        }
+        if let n = p.node, doc[n]?.focusable != true { p.node = nil }
+        if let s = p.selection {
+            if let n = doc[s.node], n.focusable, s.node == p.node {
+                let len = n.text.count
+                p.selection = Selection(node: s.node, start: min(s.start, len), end: min(s.end, len))
+            } else {
+                p.selection = nil
+            }
+        }
+        return p
+    }
+
+    /// The `presence` push (PROTOCOL.md).
+    public func push(doc: String, user: String, client: String) -> JSON {
+        .obj([("push", "presence"), ("doc", .string(doc)), ("user", .string(user)), ("client", .string(client)),
+              ("node", node.map { .string($0.string) } ?? .null), ("selection", selection?.json)])
+    }
+}
