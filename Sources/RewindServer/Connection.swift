@@ -45,6 +45,15 @@ final class Connection {
     var groups: [String: TerminalGroup] = [:]
     /// Per document: the last `prompt_state` pushed, to push only changes.
     var promptStates: [String: JSON] = [:]
+    /// What this terminal is shown, per level (ids of `Server.prompts`).
+    var prompts = PromptQueue()
+    /// hello options (PROTOCOL.md): shake to undo, error prompts, gesture bindings.
+    var shakeToEdit = true
+    var errorPrompts = false
+    var gestures = Connection.defaultGestures
+    static let defaultGestures = ["two_finger_tap": "undo", "three_finger_tap": "redo"]
+    /// The session's pasteboard (`copy` / `paste` on the chain).
+    var clipboard: [Unicode.Scalar] = []
 
     private var output: [SharedBytes] = []
     private var outputPushBytes = 0
@@ -81,6 +90,16 @@ final class Connection {
     }
 
     // MARK: Output
+
+    /// Answers `r` with an error; a request rejected for its content may also
+    /// present an error prompt, when the terminal asked for those at hello.
+    func fail(_ r: Request, _ e: RewindError) {
+        reply(Message.error(r.id, e))
+        if errorPrompts && Connection.promptedErrors.contains(e.code) { server.presentErrorPrompt(e, for: r, to: self) }
+    }
+
+    /// Errors about what a request asked for (not framing, not the server's state).
+    static let promptedErrors: Set<ErrorCode> = [.badRequest, .notFound, .conflict, .version, .forbidden, .tooLarge]
 
     func reply(_ bytes: [UInt8]) {
         guard !isClosed else { return }

@@ -80,6 +80,8 @@ final class DocumentRuntime {
     private var generation = 0
 
     private(set) var subscribers: [Int: Connection] = [:]
+    /// Focus and selection of the terminals with a first responder here, by connection id.
+    var presence: [Int: Presence] = [:]
     /// Wire form of the newest committed events, oldest first, for catch-up from memory.
     private(set) var recent: [(version: Int64, json: JSON)] = []
 
@@ -437,6 +439,7 @@ final class DocumentRuntime {
             let bytes = SharedBytes(Message.line(.obj([("push", "events"), ("doc", .string(id)), ("events", .array([json]))])))
             for c in subscribers.values { c.push(bytes) }
             server.promptStateMayHaveChanged(self, user: event.userID)
+            server.presenceAfter(self, event)
         }
     }
 

@@ -29,11 +29,10 @@ extension Server {
         case let .success(r): request = r
         }
         c.badFramesInARow = 0
-        let re = request.id
         do {
             try dispatch(request, from: c)
         } catch {
-            c.reply(Message.error(re, error))
+            c.fail(request, error)
         }
     }
 
@@ -56,6 +55,9 @@ extension Server {
         case "submit": try submit(r, c)
         default:
             if try dispatchUndo(r, c) { return }
+            if try dispatchFocus(r, c) { return }
+            if try dispatchChain(r, c) { return }
+            if try dispatchPrompts(r, c) { return }
             throw .badRequest("unknown request type \"\(r.type)\"", details: ["type": .string(r.type)])
         }
     }
@@ -68,6 +70,9 @@ extension Server {
         let claimed = try r.optionalString("user", maxBytes: 64)
         let client = try r.optionalString("client", maxBytes: config.limits.maxNameBytes) ?? "t-" + Accounts.newToken().prefix(12)
         let locale = try r.optionalString("locale", maxBytes: 64)
+        let shakeToEdit = try r.optionalBool("shake_to_edit") ?? true
+        let errorPrompts = try r.optionalBool("error_prompts") ?? false
+        let gestures = try gestureBindings(r)
         c.authenticating = true
         store.authenticate(token: token) { [unowned self] result in
             c.authenticating = false
@@ -78,15 +83,18 @@ extension Server {
                 for frame in waiting where !c.isClosed { self.handle(frame, from: c) }
             }
             switch result {
-            case let .failure(e): c.reply(Message.error(r.id, e))
-            case .success(nil): c.reply(Message.error(r.id, RewindError(.unauthorized, "unknown token")))
+            case let .failure(e): c.fail(r, e)
+            case .success(nil): c.fail(r, RewindError(.unauthorized, "unknown token"))
             case let .success(user?):
                 if let claimed, !claimed.utf8.elementsEqual(user.name.utf8) {
-                    return c.reply(Message.error(r.id, RewindError(.unauthorized, "this token belongs to another user")))
+                    return c.fail(r, RewindError(.unauthorized, "this token belongs to another user"))
                 }
                 c.user = user
                 c.clientID = client
                 c.locale = Titles.locale(locale)
+                c.shakeToEdit = shakeToEdit
+                c.errorPrompts = errorPrompts
+                c.gestures = gestures
                 let key = self.clientKey(c)!
                 if let old = self.clients[key], old !== c {
                     old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\"")
@@ -101,6 +109,24 @@ extension Server {
         }
     }
 
+    /// `gestures` at hello: gesture name → action, over the defaults; null unbinds one.
+    private func gestureBindings(_ r: Request) throws(RewindError) -> [String: String] {
+        var bindings = Connection.defaultGestures
+        guard let v = r.body["gestures"], !v.isNull else { return bindings }
+        guard let o = v.objectValue, o.members.count <= 32 else {
+            throw .badRequest("hello: `gestures` must be an object of at most 32 gesture → action names")
+        }
+        for (name, action) in o.members {
+            guard !name.isEmpty, name.utf8.count <= 64 else { throw .badRequest("hello: gesture names are 1 to 64 bytes") }
+            if action.isNull { bindings[name] = nil; continue }
+            guard let a = action.stringValue, !a.isEmpty, a.utf8.count <= 64 else {
+                throw .badRequest("hello: gesture \"\(name)\" must name an action (a string) or be null")
+            }
+            bindings[name] = a
+        }
+        return bindings
+    }
+
     // MARK: Documents
 
     private func documentID(_ r: Request) throws(RewindError) -> String {
@@ -112,8 +138,8 @@ extension Server {
         let title = try r.optionalString("title", maxBytes: 1024)
         store.createDocument(doc, title: title, owner: c.user!.id) { result in
             switch result {
-            case let .failure(e): c.reply(Message.error(r.id, e))
-            case .success(false): c.reply(Message.error(r.id, .conflict("document \"\(doc)\" already exists")))
+            case let .failure(e): c.fail(r, e)
+            case .success(false): c.fail(r, .conflict("document \"\(doc)\" already exists"))
             case .success(true): c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", 0)]))
             }
         }
@@ -132,14 +158,14 @@ extension Server {
             c.opening[doc]! -= 1
             if c.opening[doc] == 0 { c.opening[doc] = nil }
             guard !c.isClosed else { return }
-            if let error { return c.reply(Message.error(r.id, error)) }
+            if let error { return c.fail(r, error) }
             let head = d.committed.version
             guard let since else {
                 c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(head)), ("state", d.committed.document.json)]))
                 return self.subscribe(c, d)
             }
             guard since <= head else {
-                return c.reply(Message.error(r.id, RewindError(.version, "since \(since) is beyond the head \(head)", details: ["head": .int(head)])))
+                return c.fail(r, RewindError(.version, "since \(since) is beyond the head \(head)", details: ["head": .int(head)]))
             }
             if let events = d.recentEvents(after: since) {
                 c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(head)), ("events", .array(events))]))
@@ -155,12 +181,12 @@ extension Server {
         store.events(doc: d.id, after: since, limit: config.catchUpPage) { [unowned self] result in
             guard !c.isClosed else { return }
             switch result {
-            case let .failure(e): c.reply(Message.error(r.id, e))
+            case let .failure(e): c.fail(r, e)
             case let .success(events):
                 let last = events.last?.version ?? since
                 var json = events.map(\.json)
                 d.whenReady { error in
-                    if let error { return c.reply(Message.error(r.id, error)) }
+                    if let error { return c.fail(r, error) }
                     if let rest = d.recentEvents(after: last) {
                         json += rest
                         c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.committed.version)), ("events", .array(json))]))
@@ -174,17 +200,23 @@ extension Server {
     }
 
     private func subscribe(_ c: Connection, _ d: DocumentRuntime) {
+        let already = c.openDocuments.contains(d.id)
         c.openDocuments.insert(d.id)
         d.subscribe(c)
+        if !already { pushPresenceOfOthers(d, to: c) }
         pushPromptState(d, to: c, force: true)
     }
 
     private func close(_ r: Request, _ c: Connection) throws(RewindError) {
         let doc = try documentID(r)
         let wasOpen = c.openDocuments.remove(doc) != nil
-        if wasOpen { closeTerminalGroup(c, doc: doc) }
+        if wasOpen {
+            closeTerminalGroup(c, doc: doc)
+            cancelPrompts(of: c, doc: doc)
+        }
         c.promptStates[doc] = nil
         if let d = wasOpen ? document(doc) : nil {
+            leavePresence(d, c)
             d.unsubscribe(c)
             documentMayBeIdle(d)
         }
@@ -211,8 +243,8 @@ extension Server {
         let reply: DocumentRuntime.Reply = { result in
             switch result {
             case let .success(.version(version)): c.reply(Message.reply(r.id, [("version", .int(version))]))
-            case .success: c.reply(Message.error(r.id, RewindError(.internal, "submit answered with something other than a version")))
-            case let .failure(e): c.reply(Message.error(r.id, e))
+            case .success: c.fail(r, RewindError(.internal, "submit answered with something other than a version"))
+            case let .failure(e): c.fail(r, e)
             }
         }
         document(doc).run(.init(command: .submit(submission), replies: [reply]))

@@ -23,6 +23,11 @@ public final class Server {
     var clients: [String: Connection] = [:]
     private var documents: [String: DocumentRuntime] = [:]
     var dirty: [Connection] = []
+    /// Prompts presented or waiting on some terminal, by id.
+    var prompts: [String: LivePrompt] = [:]
+    var nextPromptNumber = 1
+    /// The actions of the responder chain and who handles them (`Chain/ChainActions.swift`).
+    lazy var actions = Server.builtInActions()
     private var flusher: BeforeSleep?
     private var sweeper: Timer?
     private var signals: [SignalWatcher] = []
@@ -103,9 +108,11 @@ public final class Server {
         guard connections.removeValue(forKey: c.id) != nil else { return }
         if !c.isClosed { c.drop() }
         if let key = clientKey(c), clients[key] === c { clients[key] = nil }
+        cancelPrompts(of: c, doc: nil)  // what it showed is cancelled (SPEC section 6)
         for doc in c.openDocuments {
             if c.user != nil { closeTerminalGroup(c, doc: doc) }  // a disconnect closes the terminal's open groups
             if let d = documents[doc] {
+                leavePresence(d, c)  // no ghosts: the others see it leave at once
                 d.unsubscribe(c)
                 documentMayBeIdle(d)
             }

@@ -18,13 +18,16 @@ extension Server {
     }
 
     /// The document, which the terminal must have open: undo works on what it sees.
-    private func openDocument(_ r: Request, _ c: Connection) throws(RewindError) -> DocumentRuntime {
+    func openDocument(_ r: Request, _ c: Connection) throws(RewindError) -> DocumentRuntime {
         let doc = try r.string("doc", maxBytes: config.limits.maxNameBytes)
         guard c.openDocuments.contains(doc) || c.opening[doc] != nil else { throw .badRequest("\(r.type): open document \"\(doc)\" first") }
         return document(doc)
     }
 
-    private func scope(_ r: Request, _ d: DocumentRuntime) throws(RewindError) -> Key? {
+    /// The history a request works on: `scope` null is the document's, a node
+    /// id that node's; without `scope`, the terminal's focus decides.
+    private func scope(_ r: Request, _ d: DocumentRuntime, _ c: Connection) throws(RewindError) -> Key? {
+        guard r.body["scope"] != nil else { return terminalScope(d, c) }
         guard let s = try r.optionalString("scope", maxBytes: config.limits.maxNameBytes) else { return nil }
         let key = Key(s)
         guard let node = d.committed.document[key] else { throw .notFound("scope: no node \"\(s)\"") }
@@ -62,7 +65,7 @@ extension Server {
         d.run(.init(command: .mark(mark), replies: [{ result in
             switch result {
             case .success: c.reply(Message.reply(r.id, [("level", 0)]))
-            case let .failure(e): c.reply(Message.error(r.id, e))
+            case let .failure(e): c.fail(r, e)
             }
         }]))
     }
@@ -74,19 +77,19 @@ extension Server {
             c.groups[d.id]!.action = action  // recorded when the group closes
             return c.reply(Message.reply(r.id, [("level", .int(Int64(c.groups[d.id]!.level)))]))
         }
-        let scope = try scope(r, d)
+        let scope = try scope(r, d, c)
         let user = c.user!
         d.whenReady { error in
-            if let error { return c.reply(Message.error(r.id, error)) }
+            if let error { return c.fail(r, error) }
             guard let top = d.history.topUndo(user: user.id, scope: scope) else {
-                return c.reply(Message.error(r.id, .notFound("set_action: no group to name")))
+                return c.fail(r, .notFound("set_action: no group to name"))
             }
             let mark = DocumentRuntime.MarkRequest(kind: .rename, userID: user.id, client: c.clientID!, group: top.key.id,
                                                    scope: scope, action: action)
             d.run(.init(command: .mark(mark), replies: [{ result in
                 switch result {
                 case .success: c.reply(Message.reply(r.id, [("level", 0), ("group", .string(top.key.id))]))
-                case let .failure(e): c.reply(Message.error(r.id, e))
+                case let .failure(e): c.fail(r, e)
                 }
             }]))
         }
@@ -94,54 +97,106 @@ extension Server {
 
     private func revert(_ r: Request, _ c: Connection, kind: EventKind) throws(RewindError) {
         let d = try openDocument(r, c)
-        let scope = try scope(r, d)
+        let scope = try scope(r, d, c)
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
-        let policyName = try r.optionalString("on_conflict", maxBytes: 16) ?? "prompt"
-        guard let policy = ConflictPolicy(rawValue: policyName) else {
+        let policy = try conflictPolicy(r)
+        runRevert(r, c, d, RevertOptions(kind: kind, scope: scope, policy: policy, tx: tx))
+    }
+
+    func conflictPolicy(_ r: Request, in body: JSONObject? = nil) throws(RewindError) -> ConflictPolicy {
+        let v = (body ?? r.body)["on_conflict"]
+        guard let v, !v.isNull else { return .prompt }
+        guard let name = v.stringValue, let policy = ConflictPolicy(rawValue: name) else {
             throw .badRequest("\(r.type): `on_conflict` must be \"prompt\", \"skip\" or \"force\"")
         }
+        return policy
+    }
+
+    struct RevertOptions {
+        var kind: EventKind
+        var scope: Key?
+        var policy: ConflictPolicy
+        var tx: String?
+        /// Set when answering a prompt: the group it offered, which must still be on top.
+        var expectedGroup: String?
+    }
+
+    /// Undo or redo for `c` — from `undo`/`redo`, `perform`, a gesture, or an
+    /// answered prompt — answering `r` with `extra` fields added. A conflict
+    /// under `prompt` presents "Undo X changes what NAME did since" to `c`
+    /// and answers `{prompt: id}`.
+    func runRevert(_ r: Request, _ c: Connection, _ d: DocumentRuntime, _ o: RevertOptions, extra: [(String, JSON?)] = []) {
         let user = c.user!
         // Undo with a group open on this terminal closes it first (NSUndoManager).
         var closing: [DocumentRuntime.GroupClose] = []
         if let g = c.groups.removeValue(forKey: d.id) {
             closing.append(.init(group: g.id, userID: user.id, client: c.clientID!, action: g.action, selection: nil))
         }
-        let request = DocumentLedger.RevertRequest(kind: kind, userID: user.id, userName: user.name, client: c.clientID!,
-                                                   scope: scope, policy: policy, tx: tx, eventID: UUID.random(),
+        var request = DocumentLedger.RevertRequest(kind: o.kind, userID: user.id, userName: user.name, client: c.clientID!,
+                                                   scope: o.scope, policy: o.policy, tx: o.tx, eventID: UUID.random(),
                                                    time: wallClockMillis())
-        d.run(.init(command: .revert(request, closing: closing), replies: [{ result in
+        request.expectedGroup = o.expectedGroup
+        d.run(.init(command: .revert(request, closing: closing), replies: [{ [self] result in
             switch result {
             case let .success(.revert(res)):
-                c.reply(Message.reply(r.id, [
+                c.reply(Message.reply(r.id, extra + [
                     ("version", .int(res.version)), ("action", res.action.map { .string($0) } ?? .null),
                     ("selection", res.selection?.json ?? .null),
                     ("skipped", res.skipped.isEmpty ? nil : .array(res.skipped.map { $0.json(userName: { d.committed.userNames[$0] }) })),
                 ]))
-            case .success: c.reply(Message.reply(r.id))
-            case let .failure(e): c.reply(Message.error(r.id, e))
+            case .success: c.reply(Message.reply(r.id, extra))
+            case let .failure(e):
+                guard o.policy == .prompt, e.code == .conflict, let details = e.details?.objectValue,
+                      let conflicts = details["conflicts"], let group = details["group"]?.stringValue else { return c.fail(r, e) }
+                self.presentConflict(r, c, d, o, group: group, action: details["action"]?.stringValue, conflicts: conflicts, extra: extra)
             }
         }]))
     }
 
+    /// "Undo Move changes what alice did since": Undo Anyway runs it with
+    /// `force` (if that group is still on top), Cancel drops it.
+    private func presentConflict(_ r: Request, _ c: Connection, _ d: DocumentRuntime, _ o: RevertOptions, group: String,
+                                 action: String?, conflicts: JSON, extra: [(String, JSON?)])
+    {
+        var names: [String] = []
+        for conflict in conflicts.arrayValue ?? [] {
+            if let n = conflict.objectValue?["user"]?.stringValue, !names.contains(n) { names.append(n) }
+        }
+        let prompt = UndoPrompts.conflict(id: newPromptID(), kind: o.kind, action: action, names: names, conflicts: conflicts, locale: c.locale)
+        let live = LivePrompt(prompt: prompt, doc: d.id) { [unowned self] answer, c, r in
+            guard answer != Prompt.ActionID.cancel, c.openDocuments.contains(d.id) else { return c.reply(Message.reply(r.id)) }
+            var forced = o
+            forced.policy = .force
+            forced.expectedGroup = group
+            self.runRevert(r, c, d, forced)
+        }
+        do throws(RewindError) {
+            try present(live, to: [c])
+            c.reply(Message.reply(r.id, extra + [("prompt", .string(prompt.id)), ("conflicts", conflicts)]))
+        } catch {
+            c.fail(r, error)
+        }
+    }
+
     private func clearHistory(_ r: Request, _ c: Connection) throws(RewindError) {
         let d = try openDocument(r, c)
-        let scope = try scope(r, d)
+        let scope = try scope(r, d, c)
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
         let mark = DocumentRuntime.MarkRequest(kind: .clear, userID: c.user!.id, client: c.clientID!, scope: scope, tx: tx)
         d.run(.init(command: .mark(mark), replies: [{ result in
             switch result {
             case .success: c.reply(Message.reply(r.id))
-            case let .failure(e): c.reply(Message.error(r.id, e))
+            case let .failure(e): c.fail(r, e)
             }
         }]))
     }
 
     private func history(_ r: Request, _ c: Connection) throws(RewindError) {
         let d = try openDocument(r, c)
-        let scope = try scope(r, d)
+        let scope = try scope(r, d, c)
         let user = c.user!.id
         d.whenReady { error in
-            if let error { return c.reply(Message.error(r.id, error)) }
+            if let error { return c.fail(r, error) }
             let h = d.committed.history
             let s = h.stacks(user: user, scope: scope)
             func list(_ keys: [UndoHistory.GroupKey]) -> JSON {

@@ -110,7 +110,8 @@ extension UndoHistory {
         }
         if policy == .prompt && !r.conflicts.isEmpty {
             throw RewindError(.conflict, "this changes what others did since; answer with on_conflict \"skip\" or \"force\"",
-                              details: ["conflicts": .array(r.conflicts.map { $0.json(userName: userName) })])
+                              details: ["conflicts": .array(r.conflicts.map { $0.json(userName: userName) }),
+                                        "group": .string(group.key.id), "action": group.action.map { .string($0) } ?? .null])
         }
         return r
     }

@@ -11,7 +11,8 @@ public enum Titles {
         public static let move = "Move"
         public static let delete = "Delete"
         public static let restore = "Restore Version"
-        static let all: Set<String> = [typing, move, delete, restore]
+        public static let paste = "Paste"
+        static let all: Set<String> = [typing, move, delete, restore, paste]
     }
 
     private static let table: [String: [String: String]] = [

@@ -7,7 +7,7 @@ import RewindLoop
 extension Server {
     func promptState(_ d: DocumentRuntime, for c: Connection) -> JSON {
         let user = c.user!.id
-        let scope: Key? = nil  // focus chooses the scope once the responder chain exists
+        let scope = terminalScope(d, c)
         let h = d.committed.history
         let undo = h.topUndo(user: user, scope: scope)
         let redo = h.topRedo(user: user, scope: scope)
@@ -16,7 +16,7 @@ extension Server {
             ("can_undo", .bool(undo != nil)), ("can_redo", .bool(redo != nil)),
             ("undo_title", .string(Titles.title(verb: "Undo", action: undo?.action, locale: c.locale))),
             ("redo_title", .string(Titles.title(verb: "Redo", action: redo?.action, locale: c.locale))),
-            ("presented", .array([])),
+            ("presented", .array(presentedPrompts(c, doc: d.id).map { .string($0) })),
         ])
     }
 
@@ -26,6 +26,12 @@ extension Server {
         guard force || c.promptStates[d.id] != state else { return }
         c.promptStates[d.id] = state
         c.push(SharedBytes(Message.line(state)))
+    }
+
+    /// The undo scope a terminal works in without an explicit `scope`: the
+    /// nearest `undoScope` node around its first responder, else the document's.
+    func terminalScope(_ d: DocumentRuntime, _ c: Connection) -> Key? {
+        d.committed.document.undoScope(around: d.presence[c.id]?.node)
     }
 
     func promptStateMayHaveChanged(_ d: DocumentRuntime, user: Int64) {

@@ -1,0 +1,123 @@
+import RewindCore
+import RewindLoop
+
+/// What a chain handler sees: the terminal, the document as it is committed,
+/// the terminal's presence there, and the request's `args` (empty for `validate`).
+struct ChainContext {
+    unowned let server: Server
+    let c: Connection
+    let d: DocumentRuntime
+    let args: JSONObject
+
+    var document: Document { d.committed.document }
+    var presence: Presence { d.presence[c.id] ?? Presence() }
+    var locale: String { c.locale }
+
+    /// The terminal's selection if it lies in `node`.
+    func selection(in node: Key) -> Selection? { presence.selection.flatMap { $0.node == node ? $0 : nil } }
+}
+
+/// Runs a claimed action and answers `r` (adding `handled_by`).
+typealias ChainPerform = (_ by: Responder, _ ctx: ChainContext, _ r: Request) -> Void
+
+/// Requests of the responder chain: `perform`, `validate`, `gesture`.
+extension Server {
+    func dispatchChain(_ r: Request, _ c: Connection) throws(RewindError) -> Bool {
+        switch r.type {
+        case "perform":
+            let action = try r.string("action", maxBytes: 64)
+            let target = try r.optionalString("target", maxBytes: config.limits.maxNameBytes)
+            try perform(action, target: target, r, c)
+        case "gesture":
+            let gesture = try r.string("gesture", maxBytes: 64)
+            guard let action = c.gestures[gesture] else {
+                throw .notFound("gesture: no action is bound to \"\(gesture)\"", details: ["gestures": .array(c.gestures.keys.sorted().map { .string($0) })])
+            }
+            try perform(action, target: nil, r, c)
+        case "validate": try validate(r, c)
+        default: return false
+        }
+        return true
+    }
+
+    private func args(_ r: Request) throws(RewindError) -> JSONObject {
+        guard let v = r.body["args"], !v.isNull else { return JSONObject() }
+        guard let o = v.objectValue else { throw .badRequest("\(r.type): `args` must be an object") }
+        return o
+    }
+
+    /// Where the walk starts: the explicit target, else the first responder (else the document).
+    private func chain(target: String?, _ ctx: ChainContext) throws(RewindError) -> [Responder] {
+        if let target {
+            guard let start = Responder.named(target, in: ctx.document) else {
+                throw .notFound("no node \"\(target)\" to start the chain at", details: ["target": .string(target)])
+            }
+            return Responder.chain(from: start, in: ctx.document)
+        }
+        return Responder.chain(from: ctx.presence.node.map { .node($0) }, in: ctx.document)
+    }
+
+    private func perform(_ action: String, target: String?, _ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        let args = try args(r)
+        d.whenReady { [self] error in
+            if let error { return c.fail(r, error) }
+            let ctx = ChainContext(server: self, c: c, d: d, args: args)
+            do throws(RewindError) {
+                let chain = try self.chain(target: target, ctx)
+                guard let claim = self.actions.resolve(action, along: chain, ctx) else {
+                    throw .notFound("nothing on the responder chain handles \"\(action)\"",
+                                    details: ["chain": .array(chain.map { .string($0.id) })])
+                }
+                guard claim.verdict.enabled else {
+                    throw .notFound("\"\(action)\" is not available now (\(claim.responder.id) handles it)",
+                                    details: ["by": .string(claim.responder.id)])
+                }
+                claim.payload(claim.responder, ctx, r)
+            } catch { c.fail(r, error) }
+        }
+    }
+
+    /// The editing menu: for each action, enabled now?, its title, and who would handle it.
+    private func validate(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        guard let list = r.body["actions"]?.arrayValue, list.count <= 64 else {
+            throw .badRequest("validate: `actions` must be a list of at most 64 action names")
+        }
+        var names: [String] = []
+        for v in list {
+            guard let s = v.stringValue, !s.isEmpty, s.utf8.count <= 64 else { throw .badRequest("validate: action names are strings of 1 to 64 bytes") }
+            names.append(s)
+        }
+        let target = try r.optionalString("target", maxBytes: config.limits.maxNameBytes)
+        d.whenReady { [self] error in
+            if let error { return c.fail(r, error) }
+            let ctx = ChainContext(server: self, c: c, d: d, args: JSONObject())
+            do throws(RewindError) {
+                let chain = try self.chain(target: target, ctx)
+                var out: [(key: String, value: JSON)] = []
+                for name in names {
+                    if let claim = self.actions.resolve(name, along: chain, ctx) {
+                        out.append((name, .obj([("enabled", .bool(claim.verdict.enabled)), ("title", .string(claim.verdict.title)),
+                                                ("by", .string(claim.responder.id))])))
+                    } else {
+                        out.append((name, .obj([("enabled", false), ("title", .string(Self.defaultTitle(name, locale: c.locale))), ("by", .null)])))
+                    }
+                }
+                c.reply(Message.reply(r.id, [("actions", .object(JSONObject(out)))]))
+            } catch { c.fail(r, error) }
+        }
+    }
+
+    static func defaultTitle(_ action: String, locale: String) -> String {
+        switch action {
+        case "undo": return Titles.word("Undo", locale: locale)
+        case "redo": return Titles.word("Redo", locale: locale)
+        case "delete": return Titles.word("Delete", locale: locale)
+        case "copy": return Titles.word("Copy", locale: locale)
+        case "paste": return Titles.word("Paste", locale: locale)
+        case "select_all": return Titles.word("Select All", locale: locale)
+        default: return action
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import RewindCore
+import RewindLoop
+
+/// Focus, selection and presence (SPEC section 5): each terminal's first
+/// responder and text selection per open document, seen by the others as
+/// `presence` pushes; and hit-testing.
+extension Server {
+    func dispatchFocus(_ r: Request, _ c: Connection) throws(RewindError) -> Bool {
+        switch r.type {
+        case "focus": try focus(r, c)
+        case "blur": try blur(r, c)
+        case "select": try select(r, c)
+        case "hit_test": try hitTest(r, c)
+        default: return false
+        }
+        return true
+    }
+
+    /// A node of the current state that can be a first responder.
+    private func focusableNode(_ r: Request, _ d: DocumentRuntime) throws(RewindError) -> Node {
+        let id = try r.string("node", maxBytes: config.limits.maxNameBytes)
+        guard let n = d.committed.document[Key(id)] else { throw .notFound("\(r.type): no node \"\(id)\"", details: ["node": .string(id)]) }
+        guard n.focusable else { throw .badRequest("\(r.type): node \"\(id)\" is not focusable", details: ["node": .string(id)]) }
+        return n
+    }
+
+    private func focus(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        d.whenReady { [self] error in
+            if let error { return c.fail(r, error) }
+            do throws(RewindError) {
+                let n = try self.focusableNode(r, d)
+                var p = d.presence[c.id] ?? Presence()
+                if p.node != n.id { p.selection = nil }
+                p.node = n.id
+                self.setPresence(d, c, p)
+                c.reply(Message.reply(r.id, [("node", .string(n.id.string)), ("scope", self.terminalScope(d, c).map { .string($0.string) } ?? .null)]))
+            } catch { c.fail(r, error) }
+        }
+    }
+
+    private func blur(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        setPresence(d, c, Presence())
+        c.reply(Message.reply(r.id))
+    }
+
+    /// `select` moves the selection and makes its node the first responder.
+    private func select(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        let start = try r.int("start")
+        let end = try r.optionalInt("end") ?? start
+        d.whenReady { [self] error in
+            if let error { return c.fail(r, error) }
+            do throws(RewindError) {
+                let n = try self.focusableNode(r, d)
+                guard start >= 0, start <= end, end <= Int64(n.text.count) else {
+                    throw .badRequest("select: need 0 <= start <= end <= \(n.text.count) (the text length of \"\(n.id)\")")
+                }
+                let s = Selection(node: n.id, start: Int(start), end: Int(end))
+                self.setPresence(d, c, Presence(node: n.id, selection: s))
+                c.reply(Message.reply(r.id, [("selection", s.json)]))
+            } catch { c.fail(r, error) }
+        }
+    }
+
+    private func hitTest(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        guard let x = r.body["x"]?.doubleValue, let y = r.body["y"]?.doubleValue, x.isFinite, y.isFinite else {
+            throw .badRequest("hit_test: `x` and `y` must be numbers")
+        }
+        d.whenReady { error in
+            if let error { return c.fail(r, error) }
+            c.reply(Message.reply(r.id, [("node", .string(d.committed.document.hitTest(x: x, y: y).string))]))
+        }
+    }
+
+    // MARK: Presence
+
+    /// Records `c`'s presence and, if it changed, tells the other terminals
+    /// (and `c` its new `prompt_state`: focus picks the undo scope).
+    func setPresence(_ d: DocumentRuntime, _ c: Connection, _ p: Presence) {
+        let old = d.presence[c.id] ?? Presence()
+        guard old != p else { return }
+        d.presence[c.id] = p.isEmpty ? nil : p
+        broadcastPresence(d, of: c, p)
+        pushPromptState(d, to: c)
+    }
+
+    private func broadcastPresence(_ d: DocumentRuntime, of c: Connection, _ p: Presence) {
+        guard let user = c.user, let client = c.clientID, d.subscribers.count > 1 else { return }
+        let bytes = SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client)))
+        for other in d.subscribers.values where other !== c { other.push(bytes) }
+    }
+
+    /// A terminal leaving the document (close, disconnect, idle) leaves no ghost behind.
+    func leavePresence(_ d: DocumentRuntime, _ c: Connection) {
+        guard let p = d.presence.removeValue(forKey: c.id), !p.isEmpty else { return }
+        broadcastPresence(d, of: c, Presence())
+    }
+
+    /// On open: who else is here and where.
+    func pushPresenceOfOthers(_ d: DocumentRuntime, to c: Connection) {
+        for (id, p) in d.presence where id != c.id {
+            guard let other = d.subscribers[id], let user = other.user, let client = other.clientID else { continue }
+            c.push(SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client))))
+        }
+    }
+
+    /// After a committed event: selections move through its text ops, focus
+    /// on a node that is gone (or no longer focusable) is dropped, and the
+    /// others are told of every presence that changed.
+    func presenceAfter(_ d: DocumentRuntime, _ event: Event) {
+        guard !d.presence.isEmpty else { return }
+        let structural = event.ops.contains { !$0.isText }
+        for (id, p) in d.presence {
+            guard let c = d.subscribers[id] else { d.presence[id] = nil; continue }
+            let own = c.user?.id == event.userID && c.clientID == event.client
+            let moved = p.after(event.ops, byThisTerminal: own, in: d.committed.document)
+            if moved != p { setPresence(d, c, moved) } else if structural { pushPromptState(d, to: c) }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import RewindCore
+import RewindLoop
+
+/// Shake to undo (SPEC section 6), handled at application level: from the
+/// terminal's first responder to the nearest undo history, then the prompt
+/// by NSUndoManager's four cases.
+extension Server {
+    func motion(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        let motion = try r.string("motion", maxBytes: 32)
+        guard motion == "shake" else { throw .badRequest("motion: unknown motion \"\(motion)\" (known: shake)") }
+        guard c.shakeToEdit else {
+            return c.reply(Message.reply(r.id, [("prompt", .null), ("reason", "shake_to_edit is off for this terminal")]))
+        }
+        d.whenReady { [self] error in
+            if let error { return c.fail(r, error) }
+            // Shaking again while the undo prompt is up shows no second one.
+            if let shown = c.prompts.all.first(where: { self.prompts[$0].map { $0.prompt.reason == "shake" && $0.doc == d.id } ?? false }) {
+                return c.reply(Message.reply(r.id, [("prompt", .string(shown)), ("already", true)]))
+            }
+            let scope = self.terminalScope(d, c)
+            let user = c.user!.id
+            let undo = d.history.topUndo(user: user, scope: scope), redo = d.history.topRedo(user: user, scope: scope)
+            let tops = UndoPrompts.Tops(undo: undo.map { (group: $0.key.id, action: $0.action) },
+                                        redo: redo.map { (group: $0.key.id, action: $0.action) })
+            guard let prompt = UndoPrompts.shake(id: self.newPromptID(), tops, locale: c.locale) else {
+                return c.reply(Message.reply(r.id, [("prompt", .null)]))
+            }
+            let live = LivePrompt(prompt: prompt, doc: d.id) { [unowned self] answer, c, r in
+                let kind: EventKind
+                switch answer {
+                case Prompt.ActionID.undo: kind = .undo
+                case Prompt.ActionID.redo: kind = .redo
+                default: return c.reply(Message.reply(r.id))
+                }
+                guard c.openDocuments.contains(d.id) else {
+                    return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal"))
+                }
+                // The answer is about the group the prompt named: if another is on top now, `conflict`.
+                let group = kind == .undo ? tops.undo?.group : tops.redo?.group
+                self.runRevert(r, c, d, .init(kind: kind, scope: scope, policy: .prompt, expectedGroup: group))
+            }
+            do throws(RewindError) {
+                try self.present(live, to: [c])
+                c.reply(Message.reply(r.id, [("prompt", .string(prompt.id))]))
+            } catch { c.fail(r, error) }
+        }
+    }
+}
