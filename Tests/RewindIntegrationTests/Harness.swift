@@ -158,6 +158,17 @@ final class Terminal {
 
     deinit { close(fd) }
 
+    /// Drops the connection as a killed client would (the kernel closes the socket).
+    func disconnect() { shutdown(fd, Int32(SHUT_RDWR)) }
+
+    /// Pushes received so far, after a `ping` round trip: everything the
+    /// server sent before answering it (replies and pushes are in order).
+    func drainPushes() throws -> [JSONObject] {
+        try request("ping")
+        defer { pushes = [] }
+        return pushes
+    }
+
     func sendRaw(_ bytes: [UInt8]) {
         var sent = 0
         while sent < bytes.count {

@@ -148,12 +148,20 @@ final class UndoIntegrationTests: XCTestCase {
                                               ["op": "set", "node": "box", "key": "size", "value": 2]])
         try bob.submit("d", tx: "blue", base: 2, [["op": "set", "node": "box", "key": "color", "value": "blue"]])
 
-        let prompt = try a.request("undo", [("doc", "d")])
-        XCTAssertEqual(prompt.errorCode, "conflict")
-        let conflict = prompt["error"]?.objectValue?["details"]?.objectValue?["conflicts"]?.arrayValue?.first?.objectValue
+        // Under `prompt` (the default) the conflict becomes a prompt; Cancel drops the undo.
+        let prompted = try a.request("undo", [("doc", "d")])
+        ok(prompted)
+        let id = try XCTUnwrap(prompted["prompt"]?.stringValue)
+        let conflict = prompted["conflicts"]?.arrayValue?.first?.objectValue
         XCTAssertEqual(conflict?["user"], "bob")
         XCTAssertEqual(conflict?["reason"], "set")
-        XCTAssertEqual(try f.db.eventCount("d"), 3, "a prompted undo appends nothing")
+        let shown = try a.push("prompt")["prompt"]?.objectValue
+        XCTAssertEqual(shown?["id"], .string(id))
+        XCTAssertEqual(shown?["title"], "Undo changes what bob did since")
+        XCTAssertEqual(shown?["reason"], "conflict")
+        ok(try a.request("respond", [("prompt", .string(id)), ("action", "cancel")]))
+        XCTAssertEqual(try a.push("dismiss")["prompt"], .string(id))
+        XCTAssertEqual(try f.db.eventCount("d"), 3, "a prompted undo appends nothing until answered; Cancel drops it")
 
         XCTAssertEqual(try a.request("undo", [("doc", "d"), ("on_conflict", "maybe")]).errorCode, "bad_request")
 

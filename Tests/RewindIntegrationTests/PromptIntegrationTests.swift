@@ -1,0 +1,194 @@
+import RewindCore
+import RewindStore
+import XCTest
+
+/// Prompts and shake to undo over TCP against real PostgreSQL (issue 4).
+final class PromptIntegrationTests: XCTestCase {
+    let seed: [JSON] = [
+        ["op": "create", "node": "t", "parent": "root", "index": 0, "kind": "text", "text": "", "focusable": true, "frame": [0, 0, 100, 20]],
+        ["op": "create", "node": "box", "parent": "root", "index": 1, "kind": "view", "frame": [0, 50, 10, 10], "focusable": true],
+    ]
+
+    func ok(_ r: JSONObject, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(r["ok"], true, JSONWriter.string(.object(r)), file: file, line: line)
+    }
+
+    func kinds(_ pushes: [JSONObject]) -> [String] { pushes.compactMap { $0["push"]?.stringValue } }
+
+    /// The newest `prompt_state` among `pushes`.
+    func lastPromptState(_ pushes: [JSONObject]) -> JSONObject? { pushes.last { $0["push"] == "prompt_state" } }
+
+    func move(_ t: Terminal, tx: String, base: Int64, x: Int64) throws {
+        ok(try t.request("submit", [("doc", "d"), ("tx", .string(tx)), ("base", .int(base)), ("action", "Move"),
+                                    ("ops", [["op": "set", "node": "box", "key": "frame", "value": [.int(x), 50, 10, 10]]])]))
+    }
+
+    /// Shake on A presents the undo prompt on A only; a second shake shows no
+    /// second prompt; answering Undo reverts the group, dismisses the prompt on
+    /// A and pushes the new prompt_state to both of alice's terminals.
+    func testShakeToUndoOnOneTerminal() throws {
+        let f = try Fixture()
+        let a = f.alice
+        let b = try f.terminal("alice", client: "B")
+        let bob = try f.terminal("bob")
+        try a.submit("d", tx: "seed", base: 0, seed)
+        for t in [a, b, bob] { ok(try t.request("open", [("doc", "d")])) }
+        try move(a, tx: "m1", base: 1, x: 40)
+        for t in [a, b, bob] { _ = try t.drainPushes() }
+
+        let shake = try a.request("motion", [("doc", "d"), ("motion", "shake")])
+        let id = try XCTUnwrap(shake["prompt"]?.stringValue, JSONWriter.string(.object(shake)))
+        let pushes = try a.drainPushes()
+        let prompt = try XCTUnwrap(pushes.first { $0["push"] == "prompt" }?["prompt"]?.objectValue)
+        XCTAssertEqual(prompt["id"], .string(id))
+        XCTAssertEqual(prompt["title"], "Undo Move")
+        XCTAssertEqual(prompt["feedback"], "success")
+        XCTAssertEqual(prompt["level"], "normal")
+        XCTAssertEqual(prompt["actions"], [["id": "cancel", "title": "Cancel", "style": "cancel"], ["id": "undo", "title": "Undo", "style": "default"]])
+        XCTAssertEqual(lastPromptState(pushes)?["presented"], [.string(id)])
+        XCTAssertFalse(kinds(try b.drainPushes()).contains("prompt"), "alice's other terminal is not shown A's prompt")
+        XCTAssertFalse(kinds(try bob.drainPushes()).contains("prompt"))
+
+        let again = try a.request("motion", [("doc", "d"), ("motion", "shake")])
+        XCTAssertEqual(again["prompt"], .string(id), "a second shake names the prompt already shown")
+        XCTAssertFalse(kinds(try a.drainPushes()).contains("prompt"), "and presents nothing new")
+
+        XCTAssertEqual(try b.request("respond", [("prompt", .string(id)), ("action", "undo")]).errorCode, "not_found",
+                       "only a terminal that shows the prompt answers it")
+        let answer = try a.request("respond", [("prompt", .string(id)), ("action", "undo")])
+        ok(answer)
+        XCTAssertEqual(answer["action"], "Move")
+        XCTAssertEqual(answer["version"], 3)
+        let after = try a.drainPushes()
+        XCTAssertEqual(after.first { $0["push"] == "dismiss" }?["prompt"], .string(id))
+        let stateA = try XCTUnwrap(lastPromptState(after))
+        XCTAssertEqual(stateA["undo_title"], "Undo", "the seed (unnamed) is next")
+        XCTAssertEqual(stateA["redo_title"], "Redo Move")
+        XCTAssertEqual(stateA["presented"], [])
+        let stateB = try XCTUnwrap(lastPromptState(try b.drainPushes()), "alice's other terminal gets the new prompt_state")
+        XCTAssertEqual(stateB["can_redo"], true)
+        XCTAssertNil(lastPromptState(try bob.drainPushes()), "bob's history did not change")
+        let box = try a.request("open", [("doc", "d")])["state"]?.objectValue?["nodes"]?.objectValue?["box"]?.objectValue
+        XCTAssertEqual(box?["frame"], [0, 50, 10, 10], "the move is undone")
+        XCTAssertEqual(try a.request("respond", [("prompt", .string(id)), ("action", "undo")]).errorCode, "not_found", "answered once")
+
+        // Both possible now: "Undo" with Undo, "Redo Move", Cancel.
+        let both = try a.request("motion", [("doc", "d"), ("motion", "shake")])
+        let bothPrompt = try a.push("prompt")["prompt"]?.objectValue
+        XCTAssertEqual(bothPrompt?["id"], both["prompt"])
+        XCTAssertEqual(bothPrompt?["title"], "Undo")
+        XCTAssertEqual(bothPrompt?["actions"]?.arrayValue?.compactMap { $0.objectValue?["title"]?.stringValue }, ["Undo", "Redo Move", "Cancel"])
+    }
+
+    /// Answering Undo after another group went on top is `conflict`, and the prompt goes away.
+    func testAnsweringUndoWhenTheGroupIsNoLongerOnTopIsAConflict() throws {
+        let f = try Fixture()
+        let a = f.alice
+        try a.submit("d", tx: "seed", base: 0, seed)
+        ok(try a.request("open", [("doc", "d")]))
+        try move(a, tx: "m1", base: 1, x: 40)
+        let id = try XCTUnwrap(try a.request("motion", [("doc", "d"), ("motion", "shake")])["prompt"]?.stringValue)
+        try move(a, tx: "m2", base: 2, x: 80)
+        let answer = try a.request("respond", [("prompt", .string(id)), ("action", "undo")])
+        XCTAssertEqual(answer.errorCode, "conflict", JSONWriter.string(.object(answer)))
+        XCTAssertTrue(try a.drainPushes().contains { $0["push"] == "dismiss" && $0["prompt"] == .string(id) })
+        XCTAssertEqual(try f.db.eventCount("d"), 3, "nothing was undone")
+    }
+
+    /// One prompt per level: later ones wait in order and are shown after a
+    /// dismiss; an `alert`-level error prompt shows above at once; Undo Anyway
+    /// runs the conflicting undo with force.
+    func testQueuedPromptsArriveInOrderAndAlertsShowAbove() throws {
+        let f = try Fixture()
+        let a = try Terminal(port: f.server.port)
+        ok(try a.request("hello", [("user", "alice"), ("token", .string(f.db.tokens["alice"]!)), ("client", "A"), ("error_prompts", true)]))
+        let bob = try f.terminal("bob")
+        try a.submit("d", tx: "seed", base: 0, seed)
+        for t in [a, bob] { ok(try t.request("open", [("doc", "d")])) }
+        try a.submit("d", tx: "red", base: 1, [["op": "set", "node": "box", "key": "color", "value": "red"]])
+        try bob.submit("d", tx: "blue", base: 2, [["op": "set", "node": "box", "key": "color", "value": "blue"]])
+        _ = try a.drainPushes()
+
+        let shake = try XCTUnwrap(try a.request("motion", [("doc", "d"), ("motion", "shake")])["prompt"]?.stringValue)
+        let conflict = try a.request("undo", [("doc", "d")])
+        let conflictID = try XCTUnwrap(conflict["prompt"]?.stringValue, JSONWriter.string(.object(conflict)))
+        var pushes = try a.drainPushes()
+        XCTAssertEqual(pushes.filter { $0["push"] == "prompt" }.compactMap { $0["prompt"]?.objectValue?["id"] }, [.string(shake)],
+                       "the conflict prompt waits behind the shake prompt")
+
+        XCTAssertEqual(try a.request("focus", [("doc", "d"), ("node", "nowhere")]).errorCode, "not_found")
+        pushes = try a.drainPushes()
+        let error = try XCTUnwrap(pushes.first { $0["push"] == "prompt" }?["prompt"]?.objectValue, "an error prompt, at alert level, shows at once")
+        XCTAssertEqual(error["level"], "alert")
+        XCTAssertEqual(error["feedback"], "error")
+        XCTAssertEqual(error["error"]?.objectValue?["code"], "not_found")
+        XCTAssertEqual(lastPromptState(pushes)?["presented"], [error["id"]!, .string(shake)], "alert level first: it is on top")
+
+        ok(try a.request("respond", [("prompt", .string(shake)), ("action", "cancel")]))
+        pushes = try a.drainPushes()
+        XCTAssertEqual(kinds(pushes).filter { $0 == "dismiss" || $0 == "prompt" }, ["dismiss", "prompt"])
+        let next = try XCTUnwrap(pushes.first { $0["push"] == "prompt" }?["prompt"]?.objectValue)
+        XCTAssertEqual(next["id"], .string(conflictID))
+        XCTAssertEqual(next["title"], "Undo changes what bob did since")
+        XCTAssertEqual(next["actions"]?.arrayValue?.first?.objectValue?["style"], "destructive")
+
+        let anyway = try a.request("respond", [("prompt", .string(conflictID)), ("action", "undo_anyway")])
+        ok(anyway)
+        XCTAssertEqual(anyway["version"], 4)
+        let box = try a.request("open", [("doc", "d")])["state"]?.objectValue?["nodes"]?.objectValue?["box"]?.objectValue
+        XCTAssertNil(box?["props"]?.objectValue?["color"], "forced: the colour from before alice's edit (none)")
+    }
+
+    /// What a terminal showed is cancelled when it goes: reconnecting as the
+    /// same client and shaking presents a fresh prompt, not the old one.
+    func testPromptsOfADisconnectedTerminalAreCancelled() throws {
+        let f = try Fixture()
+        let a = try f.terminal("alice", client: "A")
+        try a.submit("d", tx: "seed", base: 0, seed)
+        ok(try a.request("open", [("doc", "d")]))
+        try move(a, tx: "m1", base: 1, x: 40)
+        let id = try XCTUnwrap(try a.request("motion", [("doc", "d"), ("motion", "shake")])["prompt"]?.stringValue)
+        a.disconnect()
+        let again = try f.terminal("alice", client: "A")
+        ok(try again.request("open", [("doc", "d")]))
+        XCTAssertEqual(lastPromptState(try again.drainPushes())?["presented"], [])
+        XCTAssertEqual(try again.request("respond", [("prompt", .string(id)), ("action", "undo")]).errorCode, "not_found")
+        let fresh = try again.request("motion", [("doc", "d"), ("motion", "shake")])
+        XCTAssertNotEqual(fresh["prompt"], .string(id))
+        XCTAssertNil(fresh["already"])
+        XCTAssertEqual(try f.db.eventCount("d"), 2, "the cancelled prompt undid nothing")
+    }
+
+    /// `shake_to_edit: false` turns shaking off; `gestures` bind gestures to actions.
+    func testShakeOffAndGestures() throws {
+        let f = try Fixture()
+        let a = try Terminal(port: f.server.port)
+        ok(try a.request("hello", [("user", "alice"), ("token", .string(f.db.tokens["alice"]!)), ("shake_to_edit", false),
+                                   ("gestures", ["two_finger_tap": "redo", "three_finger_tap": nil, "swipe_left": "undo"])]))
+        try a.submit("d", tx: "seed", base: 0, seed)
+        ok(try a.request("open", [("doc", "d")]))
+        try move(a, tx: "m1", base: 1, x: 40)
+        let shake = try a.request("motion", [("doc", "d"), ("motion", "shake")])
+        ok(shake)
+        XCTAssertEqual(shake["prompt"], .null)
+        XCTAssertEqual(try a.request("motion", [("doc", "d"), ("motion", "wobble")]).errorCode, "bad_request")
+
+        let undo = try a.request("gesture", [("doc", "d"), ("gesture", "swipe_left")])
+        ok(undo)
+        XCTAssertEqual(undo["handled_by"], "document")
+        XCTAssertEqual(undo["action"], "Move")
+        XCTAssertEqual(try a.request("gesture", [("doc", "d"), ("gesture", "three_finger_tap")]).errorCode, "not_found", "unbound")
+        let redo = try a.request("gesture", [("doc", "d"), ("gesture", "two_finger_tap")])
+        ok(redo)
+        XCTAssertEqual(redo["version"], 4)
+
+        // Defaults: two-finger tap undoes.
+        let b = try f.terminal("alice", client: "B")
+        ok(try b.request("open", [("doc", "d")]))
+        let tap = try b.request("gesture", [("doc", "d"), ("gesture", "two_finger_tap")])
+        ok(tap)
+        XCTAssertEqual(tap["version"], 5)
+        XCTAssertEqual(try b.request("hello", [("user", "alice"), ("token", .string(f.db.tokens["alice"]!)), ("gestures", [1])]).errorCode,
+                       "bad_request")
+    }
+}
