@@ -52,6 +52,11 @@ final class Connection {
     var errorPrompts = false
     var gestures = Connection.defaultGestures
     static let defaultGestures = ["two_finger_tap": "undo", "three_finger_tap": "redo"]
+    /// `motion` requests still looking at their document, and `respond`s sent
+    /// right behind them for a prompt not presented yet: they run once the
+    /// shakes are done (a pasted session can answer "p1" before it exists).
+    var shakesInFlight = 0
+    var respondsWaiting: [Request] = []
     /// The session's pasteboard (`copy` / `paste` on the chain).
     var clipboard: [Unicode.Scalar] = []
 

@@ -96,6 +96,10 @@ final class DocumentRuntime {
     var hasPending: Bool { !pending.isEmpty }
     /// The speculative history: what the next command will see.
     var history: UndoHistory { speculative.history }
+    /// The speculative ledger: the committed state plus the commands still
+    /// being committed. Requests that read the document (focus, the chain,
+    /// hit-testing) see it, so they see what the same terminal sent before them.
+    var current: DocumentLedger { speculative }
 
     func subscribe(_ c: Connection) { subscribers[c.id] = c }
     func unsubscribe(_ c: Connection) { subscribers[c.id] = nil }

@@ -30,7 +30,7 @@ extension Server {
         guard r.body["scope"] != nil else { return terminalScope(d, c) }
         guard let s = try r.optionalString("scope", maxBytes: config.limits.maxNameBytes) else { return nil }
         let key = Key(s)
-        guard let node = d.committed.document[key] else { throw .notFound("scope: no node \"\(s)\"") }
+        guard let node = d.current.document[key] else { throw .notFound("scope: no node \"\(s)\"") }
         guard node.undoScope else { throw .badRequest("scope: node \"\(s)\" is not an undo scope (undoScope is false)") }
         return key
     }
@@ -139,6 +139,10 @@ extension Server {
         d.run(.init(command: .revert(request, closing: closing), replies: [{ [self] result in
             switch result {
             case let .success(.revert(res)):
+                // The terminal that undid gets the selection back (and the others see it there).
+                if let s = res.selection, d.current.document[s.node]?.focusable == true, d.subscribers[c.id] != nil {
+                    self.setPresence(d, c, Presence(node: s.node, selection: s).after([], byThisTerminal: true, in: d.current.document))
+                }
                 c.reply(Message.reply(r.id, extra + [
                     ("version", .int(res.version)), ("action", res.action.map { .string($0) } ?? .null),
                     ("selection", res.selection?.json ?? .null),

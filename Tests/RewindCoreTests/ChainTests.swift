@@ -151,8 +151,8 @@ final class ChainTests: XCTestCase {
         _ = try after.apply(ins, limits: Limits())
         XCTAssertEqual(p.after([ins], byThisTerminal: false, in: after).selection, Selection(node: "t", start: 9, end: 14))
         let atCaret = Op.insert("t", pos: 6, text: ["X"])
-        XCTAssertEqual(Presence(node: "t", selection: .init(node: "t", start: 6, end: 6)).after([atCaret], byThisTerminal: true, in: after).selection?.start, 7,
-                       "the author's caret moves past what it typed")
+        XCTAssertEqual(Presence(node: "t", selection: .init(node: "t", start: 7, end: 7)).after([atCaret], byThisTerminal: true, in: after).selection?.start, 7,
+                       "a terminal's own edits do not move its selection: its `select` already says where it is")
         XCTAssertEqual(Presence(node: "t", selection: .init(node: "t", start: 6, end: 6)).after([atCaret], byThisTerminal: false, in: after).selection?.start, 6,
                        "another's caret stays before text inserted at it")
         var gone = d

@@ -191,4 +191,51 @@ final class PromptIntegrationTests: XCTestCase {
         XCTAssertEqual(try b.request("hello", [("user", "alice"), ("token", .string(f.db.tokens["alice"]!)), ("gestures", [1])]).errorCode,
                        "bad_request")
     }
+
+    /// A session pasted in one go (as the README's `nc` session is): focus on
+    /// a node created by the line before, shake, and answer the prompt by the
+    /// id it will get — each request sees what the lines before it did.
+    func testPipelinedCreateFocusShakeAndRespond() throws {
+        let f = try Fixture()
+        let a = f.alice
+        let lines: [JSON] = [
+            ["id": 99, "type": "open", "doc": "d"],
+            ["id": 100, "type": "submit", "doc": "d", "tx": "t1", "base": 0, "ops": .array(seed)],
+            ["id": 101, "type": "submit", "doc": "d", "tx": "t2", "base": 1, "ops": [["op": "insert", "node": "t", "pos": 0, "text": "hi"]]],
+            ["id": 102, "type": "focus", "doc": "d", "node": "t"],
+            ["id": 103, "type": "select", "doc": "d", "node": "t", "start": 2],
+            ["id": 104, "type": "motion", "doc": "d", "motion": "shake"],
+            ["id": 105, "type": "respond", "prompt": "p1", "action": "undo"],
+        ]
+        a.sendRaw(lines.flatMap { Message.line($0) })
+        // Replies that wait for a commit may come after later ones: match by `re`.
+        var replies: [Int64: JSONObject] = [:]
+        while replies.count < lines.count {
+            let m = try a.next()
+            if let re = m["re"]?.intValue { replies[re] = m }
+        }
+        for id in 99...104 as ClosedRange<Int64> { ok(replies[id]!) }
+        let answer = replies[105]!
+        ok(answer)
+        XCTAssertEqual(answer["action"], "Typing")
+        XCTAssertEqual(try a.request("open", [("doc", "d")])["state"]?.objectValue?["nodes"]?.objectValue?["t"]?.objectValue?["text"], "")
+    }
+
+    /// A terminal's own typing does not move its selection (its `select` says
+    /// where it is); someone else's typing before it does.
+    func testOwnEditsDoNotMoveTheSelection() throws {
+        let f = try Fixture()
+        let a = f.alice
+        let bob = try f.terminal("bob")
+        try a.submit("d", tx: "seed", base: 0, seed)
+        for t in [a, bob] { ok(try t.request("open", [("doc", "d")])) }
+        ok(try a.request("select", [("doc", "d"), ("node", "t"), ("start", 0)]))
+        try a.submit("d", tx: "k1", base: 1, [["op": "insert", "node": "t", "pos": 0, "text": "ab"]])
+        ok(try a.request("select", [("doc", "d"), ("node", "t"), ("start", 2)]))
+        var seen = try bob.drainPushes().filter { $0["push"] == "presence" }.compactMap { $0["selection"]?.objectValue?["start"] }
+        XCTAssertEqual(seen, [0, 2], "only alice's own selects: her typing did not shift her caret to 4")
+        try bob.submit("d", tx: "b1", base: 2, [["op": "insert", "node": "t", "pos": 0, "text": "xyz"]])
+        seen = try bob.drainPushes().filter { $0["push"] == "presence" }.compactMap { $0["selection"]?.objectValue?["start"] }
+        XCTAssertEqual(seen, [5], "bob's typing before alice's caret moves it")
+    }
 }

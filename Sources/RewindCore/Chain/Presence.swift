@@ -12,13 +12,17 @@ public struct Presence: Sendable, Equatable {
     public var isEmpty: Bool { node == nil && selection == nil }
 
     /// The presence after a committed event: the selection moves through the
-    /// event's text ops (an insert at the caret pushes the author's own caret
-    /// forward and leaves others' where they are, as in shared editors), and
-    /// focus or selection on a node that is gone or no longer focusable is dropped.
+    /// text ops of someone else's event (an insert exactly at the caret leaves
+    /// the caret before it, as remote typing does in shared editors) — not
+    /// through the terminal's own, which its own `select` already accounts
+    /// for — and focus or selection on a node that is gone or no longer
+    /// focusable in `doc` is dropped; a selection is clamped to the text.
     public func after(_ ops: [Op], byThisTerminal own: Bool, in doc: Document) -> Presence {
         var p = self
         if var s = p.selection {
-            for op in ops { s = s.mapped(through: op, gravity: own ? .right : .left) }
+            if !own {
+                for op in ops { s = s.mapped(through: op, gravity: .left) }
+            }
             p.selection = s
         }
         if let n = p.node, doc[n]?.focusable != true { p.node = nil }

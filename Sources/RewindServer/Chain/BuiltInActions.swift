@@ -37,7 +37,8 @@ extension Server {
         t.register("delete", at: .node, payload: { by, ctx, r in
             guard case let .node(k) = by, let s = ctx.selection(in: k) else { return }
             ctx.server.submitFromChain(ctx, r, by: by, ops: [.remove(k, pos: s.start, len: s.end - s.start)],
-                                       action: Titles.ServerAction.delete, selection: s)
+                                       action: Titles.ServerAction.delete, selection: s,
+                                       caretAfter: Selection(node: k, start: s.start, end: s.start))
         }) { r, ctx in
             guard case let .node(k) = r, let s = ctx.selection(in: k), s.end > s.start else { return nil }
             return .init(enabled: true, title: Titles.word("Delete", locale: ctx.locale))
@@ -66,7 +67,8 @@ extension Server {
             var ops: [Op] = []
             if s.end > s.start { ops.append(.remove(k, pos: s.start, len: s.end - s.start)) }
             ops.append(.insert(k, pos: s.start, text: text))
-            ctx.server.submitFromChain(ctx, r, by: by, ops: ops, action: Titles.ServerAction.paste, selection: s)
+            ctx.server.submitFromChain(ctx, r, by: by, ops: ops, action: Titles.ServerAction.paste, selection: s,
+                                       caretAfter: Selection(node: k, start: s.start + text.count, end: s.start + text.count))
         }) { r, ctx in
             guard case let .node(k) = r, ctx.selection(in: k) != nil else { return nil }
             let hasText = ctx.args["text"]?.stringValue.map { !$0.isEmpty } ?? !ctx.c.clipboard.isEmpty
@@ -87,20 +89,27 @@ extension Server {
     }
 
     /// An edit made by a chain action: an ordinary submit (grouped, logged and
-    /// undoable like any other), made against the committed state the handler looked at.
-    func submitFromChain(_ ctx: ChainContext, _ r: Request, by: Responder, ops: [Op], action: String, selection: Selection?) {
+    /// undoable like any other), made against the state the handler looked at.
+    /// The terminal did not type it, so the server moves its caret (`caretAfter`).
+    func submitFromChain(_ ctx: ChainContext, _ r: Request, by: Responder, ops: [Op], action: String, selection: Selection?,
+                         caretAfter: Selection? = nil)
+    {
         let c = ctx.c, d = ctx.d, user = c.user!
         let tx = ctx.args["tx"]?.stringValue ?? "chain-" + UUID.random()
         let group = c.groups[d.id]
         var submission = DocumentLedger.Submission(
-            tx: tx, base: d.committed.version, ops: ops, action: group == nil ? action : nil, userID: user.id, userName: user.name,
+            tx: tx, base: d.current.version, ops: ops, action: group == nil ? action : nil, userID: user.id, userName: user.name,
             client: c.clientID!, eventID: UUID.random(), time: wallClockMillis(), openGroup: group?.id,
             selection: selection ?? group?.selectionBefore)
         submission.typingWindow = config.typingWindowMs
         submission.groupAction = group?.action
         d.run(.init(command: .submit(submission), replies: [{ result in
             switch result {
-            case let .success(.version(v)): c.reply(Message.reply(r.id, [("handled_by", .string(by.id)), ("version", .int(v))]))
+            case let .success(.version(v)):
+                if let caretAfter, d.presence[c.id]?.node == caretAfter.node {
+                    self.setPresence(d, c, Presence(node: caretAfter.node, selection: caretAfter))
+                }
+                c.reply(Message.reply(r.id, [("handled_by", .string(by.id)), ("version", .int(v))]))
             case .success: c.fail(r, RewindError(.internal, "a chain edit answered with something other than a version"))
             case let .failure(e): c.fail(r, e)
             }

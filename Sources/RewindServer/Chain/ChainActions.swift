@@ -9,7 +9,7 @@ struct ChainContext {
     let d: DocumentRuntime
     let args: JSONObject
 
-    var document: Document { d.committed.document }
+    var document: Document { d.current.document }
     var presence: Presence { d.presence[c.id] ?? Presence() }
     var locale: String { c.locale }
 

@@ -19,7 +19,7 @@ extension Server {
     /// A node of the current state that can be a first responder.
     private func focusableNode(_ r: Request, _ d: DocumentRuntime) throws(RewindError) -> Node {
         let id = try r.string("node", maxBytes: config.limits.maxNameBytes)
-        guard let n = d.committed.document[Key(id)] else { throw .notFound("\(r.type): no node \"\(id)\"", details: ["node": .string(id)]) }
+        guard let n = d.current.document[Key(id)] else { throw .notFound("\(r.type): no node \"\(id)\"", details: ["node": .string(id)]) }
         guard n.focusable else { throw .badRequest("\(r.type): node \"\(id)\" is not focusable", details: ["node": .string(id)]) }
         return n
     }
@@ -71,7 +71,7 @@ extension Server {
         }
         d.whenReady { error in
             if let error { return c.fail(r, error) }
-            c.reply(Message.reply(r.id, [("node", .string(d.committed.document.hitTest(x: x, y: y).string))]))
+            c.reply(Message.reply(r.id, [("node", .string(d.current.document.hitTest(x: x, y: y).string))]))
         }
     }
 
@@ -107,8 +107,10 @@ extension Server {
         }
     }
 
-    /// After a committed event: selections move through its text ops, focus
-    /// on a node that is gone (or no longer focusable) is dropped, and the
+    /// After a committed event: selections move through its text ops (others'
+    /// only: a terminal's own selection already accounts for its own edits),
+    /// focus on a node that is gone or no longer focusable (in the current
+    /// state, which includes edits still being committed) is dropped, and the
     /// others are told of every presence that changed.
     func presenceAfter(_ d: DocumentRuntime, _ event: Event) {
         guard !d.presence.isEmpty else { return }
@@ -116,7 +118,7 @@ extension Server {
         for (id, p) in d.presence {
             guard let c = d.subscribers[id] else { d.presence[id] = nil; continue }
             let own = c.user?.id == event.userID && c.clientID == event.client
-            let moved = p.after(event.ops, byThisTerminal: own, in: d.committed.document)
+            let moved = p.after(event.ops, byThisTerminal: own, in: d.current.document)
             if moved != p { setPresence(d, c, moved) } else if structural { pushPromptState(d, to: c) }
         }
     }

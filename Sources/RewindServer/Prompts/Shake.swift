@@ -12,7 +12,9 @@ extension Server {
         guard c.shakeToEdit else {
             return c.reply(Message.reply(r.id, [("prompt", .null), ("reason", "shake_to_edit is off for this terminal")]))
         }
+        c.shakesInFlight += 1
         d.whenReady { [self] error in
+            defer { self.shakeDone(c) }
             if let error { return c.fail(r, error) }
             // Shaking again while the undo prompt is up shows no second one.
             if let shown = c.prompts.all.first(where: { self.prompts[$0].map { $0.prompt.reason == "shake" && $0.doc == d.id } ?? false }) {
