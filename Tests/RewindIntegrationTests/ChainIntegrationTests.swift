@@ -120,7 +120,7 @@ final class ChainIntegrationTests: XCTestCase {
         var actions = try XCTUnwrap(menu["actions"]?.objectValue)
         XCTAssertEqual(actions["undo"], ["enabled": true, "title": "Undo Typing", "by": "panel"])
         XCTAssertEqual(actions["redo"], ["enabled": false, "title": "Redo", "by": "panel"])
-        XCTAssertEqual(actions["copy"], ["enabled": false, "title": "Copy", "by": nil])
+        XCTAssertEqual(actions["copy"], ["enabled": false, "title": "Copy", "by": nil], "no selection: nobody claims copy")
         XCTAssertEqual(actions["select_all"], ["enabled": true, "title": "Select All", "by": "field"])
         XCTAssertEqual(actions["fly"], ["enabled": false, "title": "fly", "by": nil])
         // Seen from the document, its own history: the (unnamed) seed.
@@ -153,7 +153,13 @@ final class ChainIntegrationTests: XCTestCase {
         XCTAssertEqual(h["undo"]?.arrayValue?.compactMap { $0.objectValue?["action"]?.stringValue }, ["Paste", "Paste", "Delete"])
         XCTAssertEqual(h["scope"], "panel")
 
-        // Deleting with no text selected deletes the first responder itself (document level).
+        // A bare caret: the field claims delete and copy, greyed out (the node is not deleted).
+        menu = try a.request("validate", [("doc", "d"), ("actions", ["delete", "copy"])])
+        XCTAssertEqual(menu["actions"]?.objectValue?["delete"], ["enabled": false, "title": "Delete", "by": "field"])
+        XCTAssertEqual(menu["actions"]?.objectValue?["copy"], ["enabled": false, "title": "Copy", "by": "field"])
+        XCTAssertEqual(try a.request("perform", [("doc", "d"), ("action", "delete")]).errorCode, "not_found")
+
+        // Deleting with no selection at all deletes the first responder itself (document level).
         ok(try a.request("focus", [("doc", "d"), ("node", "note")]))
         let del = try a.request("perform", [("doc", "d"), ("action", "delete")])
         XCTAssertEqual(del["handled_by"], "document")

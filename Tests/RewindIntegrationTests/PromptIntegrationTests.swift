@@ -238,4 +238,38 @@ final class PromptIntegrationTests: XCTestCase {
         seen = try bob.drainPushes().filter { $0["push"] == "presence" }.compactMap { $0["selection"]?.objectValue?["start"] }
         XCTAssertEqual(seen, [5], "bob's typing before alice's caret moves it")
     }
+
+    /// Each level holds one shown prompt and 16 waiting; the 17th waiting is
+    /// refused with `rate_limited` and nothing is lost. Titles follow the locale.
+    func testAFullPromptQueueIsRateLimited() throws {
+        let f = try Fixture()
+        let a = try Terminal(port: f.server.port)
+        ok(try a.request("hello", [("user", "alice"), ("token", .string(f.db.tokens["alice"]!)), ("locale", "zh-TW")]))
+        let bob = try f.terminal("bob")
+        try a.submit("d", tx: "seed", base: 0, seed)
+        for t in [a, bob] { ok(try t.request("open", [("doc", "d")])) }
+        try move(a, tx: "m1", base: 1, x: 40)
+        try bob.submit("d", tx: "b", base: 2, [["op": "set", "node": "box", "key": "frame", "value": [7, 50, 10, 10]]])
+        var ids: [String] = []
+        for _ in 0..<17 {
+            let r = try a.request("undo", [("doc", "d")])
+            ok(r)
+            ids.append(try XCTUnwrap(r["prompt"]?.stringValue))
+        }
+        XCTAssertEqual(try a.request("undo", [("doc", "d")]).errorCode, "rate_limited")
+        let shown = try a.drainPushes().filter { $0["push"] == "prompt" }.compactMap { $0["prompt"]?.objectValue }
+        XCTAssertEqual(shown.count, 1, "one shown, 16 waiting")
+        XCTAssertEqual(shown.first?["title"], "「還原 移動」會更改 bob 之後所做的變更")
+        XCTAssertEqual(shown.first?["actions"]?.arrayValue?.compactMap { $0.objectValue?["title"]?.stringValue }, ["仍要還原", "取消"])
+        // Dismissing each shows the next, in the order presented.
+        var order: [String] = [ids[0]]
+        for id in ids.dropLast() {
+            ok(try a.request("respond", [("prompt", .string(id)), ("action", "cancel")]))
+            if let next = try a.drainPushes().first(where: { $0["push"] == "prompt" })?["prompt"]?.objectValue?["id"]?.stringValue {
+                order.append(next)
+            }
+        }
+        XCTAssertEqual(order, ids)
+        XCTAssertEqual(try f.db.eventCount("d"), 3, "cancelled: nothing undone")
+    }
 }

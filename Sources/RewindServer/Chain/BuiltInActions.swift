@@ -33,21 +33,23 @@ extension Server {
             t.register(kind.rawValue, at: .document, payload: run) { _, ctx in verdict(nil, ctx) }
         }
 
-        // Delete: the selected text in a node; else the first responder itself (document level).
+        // Delete: the selected text of the node holding the terminal's selection
+        // (disabled for a bare caret, as in a text view); with no selection at
+        // all, the first responder itself (document level).
         t.register("delete", at: .node, payload: { by, ctx, r in
             guard case let .node(k) = by, let s = ctx.selection(in: k) else { return }
             ctx.server.submitFromChain(ctx, r, by: by, ops: [.remove(k, pos: s.start, len: s.end - s.start)],
                                        action: Titles.ServerAction.delete, selection: s,
                                        caretAfter: Selection(node: k, start: s.start, end: s.start))
         }) { r, ctx in
-            guard case let .node(k) = r, let s = ctx.selection(in: k), s.end > s.start else { return nil }
-            return .init(enabled: true, title: Titles.word("Delete", locale: ctx.locale))
+            guard case let .node(k) = r, let s = ctx.selection(in: k) else { return nil }
+            return .init(enabled: s.end > s.start, title: Titles.word("Delete", locale: ctx.locale))
         }
         t.register("delete", at: .document, payload: { by, ctx, r in
             guard let n = ctx.presence.node else { return }
             ctx.server.submitFromChain(ctx, r, by: by, ops: [.delete(n)], action: Titles.ServerAction.delete, selection: nil)
         }) { _, ctx in
-            guard let n = ctx.presence.node, n != Document.rootID else { return nil }
+            guard let n = ctx.presence.node, n != Document.rootID, ctx.presence.selection == nil else { return nil }
             return .init(enabled: true, title: Titles.word("Delete", locale: ctx.locale))
         }
 
@@ -58,8 +60,8 @@ extension Server {
             ctx.c.clipboard = text
             ctx.c.reply(Message.reply(r.id, [("handled_by", .string(by.id)), ("text", .string(String(String.UnicodeScalarView(text))))]))
         }) { r, ctx in
-            guard case let .node(k) = r, let s = ctx.selection(in: k), s.end > s.start else { return nil }
-            return .init(enabled: true, title: Titles.word("Copy", locale: ctx.locale))
+            guard case let .node(k) = r, let s = ctx.selection(in: k) else { return nil }
+            return .init(enabled: s.end > s.start, title: Titles.word("Copy", locale: ctx.locale))
         }
         t.register("paste", at: .node, payload: { by, ctx, r in
             guard case let .node(k) = by, let s = ctx.selection(in: k) else { return }
