@@ -82,6 +82,8 @@ final class DocumentRuntime {
     private(set) var subscribers: [Int: Connection] = [:]
     /// Focus and selection of the terminals with a first responder here, by connection id.
     var presence: [Int: Presence] = [:]
+    /// Terminals whose presence an edit moved this loop turn: pushed once, before the loop sleeps.
+    var movedPresence: Set<Int> = []
     /// Wire form of the newest committed events, oldest first, for catch-up from memory.
     private(set) var recent: [(version: Int64, json: JSON)] = []
 

@@ -26,6 +26,8 @@ public final class Server {
     /// Prompts presented or waiting on some terminal, by id.
     var prompts: [String: LivePrompt] = [:]
     var nextPromptNumber = 1
+    /// Documents with presence moved by edits this loop turn (`FocusHandlers.swift`).
+    var presenceMovedDocs: [DocumentRuntime] = []
     /// The actions of the responder chain and who handles them (`Chain/ChainActions.swift`).
     lazy var actions = Server.builtInActions()
     private var flusher: BeforeSleep?
@@ -128,6 +130,7 @@ public final class Server {
     }
 
     private func flushDirty() {
+        flushMovedPresence()
         let list = dirty
         dirty = []
         for c in list { c.flush() }

@@ -82,6 +82,7 @@ extension Server {
     func setPresence(_ d: DocumentRuntime, _ c: Connection, _ p: Presence) {
         let old = d.presence[c.id] ?? Presence()
         guard old != p else { return }
+        d.movedPresence.remove(c.id)
         d.presence[c.id] = p.isEmpty ? nil : p
         broadcastPresence(d, of: c, p)
         pushPromptState(d, to: c)
@@ -109,9 +110,10 @@ extension Server {
 
     /// After a committed event: selections move through its text ops (others'
     /// only: a terminal's own selection already accounts for its own edits),
-    /// focus on a node that is gone or no longer focusable (in the current
-    /// state, which includes edits still being committed) is dropped, and the
-    /// others are told of every presence that changed.
+    /// and focus on a node that is gone or no longer focusable (in the current
+    /// state, which includes edits still being committed) is dropped. The
+    /// others are told once per loop turn, with the final position: a batch of
+    /// commits moving the same caret costs one push per terminal, not one per commit.
     func presenceAfter(_ d: DocumentRuntime, _ event: Event) {
         guard !d.presence.isEmpty else { return }
         let structural = event.ops.contains { !$0.isText }
@@ -119,7 +121,27 @@ extension Server {
             guard let c = d.subscribers[id] else { d.presence[id] = nil; continue }
             let own = c.user?.id == event.userID && c.clientID == event.client
             let moved = p.after(event.ops, byThisTerminal: own, in: d.current.document)
-            if moved != p { setPresence(d, c, moved) } else if structural { pushPromptState(d, to: c) }
+            if moved != p {
+                d.presence[id] = moved.isEmpty ? nil : moved
+                if d.movedPresence.isEmpty { presenceMovedDocs.append(d) }
+                d.movedPresence.insert(id)
+            }
+            if structural { pushPromptState(d, to: c) }  // focus may now sit in another undo scope
+        }
+    }
+
+    /// Pushes the presence moves of this loop turn (called just before the loop sleeps).
+    func flushMovedPresence() {
+        guard !presenceMovedDocs.isEmpty else { return }
+        let docs = presenceMovedDocs
+        presenceMovedDocs = []
+        for d in docs {
+            let ids = d.movedPresence
+            d.movedPresence = []
+            for id in ids {
+                guard let c = d.subscribers[id] else { continue }
+                broadcastPresence(d, of: c, d.presence[id] ?? Presence())
+            }
         }
     }
 }
