@@ -110,7 +110,7 @@ final class DocumentRuntime {
 
     /// Runs `body` once the runtime has read the log up to its head (at once if it has).
     func whenReady(_ body: @escaping (RewindError?) -> Void) {
-        if state == .ready && whenReadyQueue.isEmpty { body(nil); return }
+        if state == .ready && whenReadyQueue.isEmpty && !releasing { body(nil); return }
         whenReadyQueue.append(body)
         if state == .stale { catchUp() }
     }
@@ -228,11 +228,17 @@ final class DocumentRuntime {
         releaseWaiters()
     }
 
+    /// Runs the waiters in order. One that asks `whenReady` again (an `open`
+    /// finishing lets requests queued behind it go) lines up after the ones
+    /// already waiting, so requests keep the order they were sent in.
     private func releaseWaiters() {
-        let waiting = whenReadyQueue
-        whenReadyQueue = []
-        for w in waiting { w(nil) }
+        releasing = true
+        defer { releasing = false }
+        while state == .ready && !whenReadyQueue.isEmpty {
+            whenReadyQueue.removeFirst()(nil)
+        }
     }
+    private var releasing = false
 
     /// A server that stopped without closing its terminals' groups left them
     /// open in the log; on loading the document, close them before anyone is

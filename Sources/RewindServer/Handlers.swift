@@ -155,8 +155,8 @@ extension Server {
         let d = document(doc)
         c.opening[doc, default: 0] += 1
         d.whenCurrent { [unowned self] error in
-            c.opening[doc]! -= 1
-            if c.opening[doc] == 0 { c.opening[doc] = nil }
+            var handedOff = false
+            defer { if !handedOff { self.finishOpening(c, doc) } }
             guard !c.isClosed else { return }
             if let error { return c.fail(r, error) }
             let head = d.committed.version
@@ -171,21 +171,47 @@ extension Server {
                 c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(head)), ("events", .array(events))]))
                 return self.subscribe(c, d)
             }
-            self.openFromLog(r, c, d, since: since)
+            handedOff = true
+            self.openFromLog(r, c, d, since: since) { self.finishOpening(c, doc) }
         }
+    }
+
+    /// An `open` finished (either way): requests that waited behind it run now.
+    private func finishOpening(_ c: Connection, _ doc: String) {
+        c.opening[doc]! -= 1
+        guard c.opening[doc] == 0 else { return }
+        c.opening[doc] = nil
+        for body in c.afterOpen.removeValue(forKey: doc) ?? [] { body() }
+    }
+
+    /// Runs `body` once the document is open on `c` and the runtime is ready:
+    /// after an `open` still under way on this connection (requests pipelined
+    /// behind it see it done, and are subscribed when they act), or at once.
+    func whenOpen(_ c: Connection, _ d: DocumentRuntime, _ body: @escaping (RewindError?) -> Void) {
+        let run = {
+            guard !c.isClosed else { return }
+            guard c.openDocuments.contains(d.id), self.existingDocument(d.id) === d else {
+                return body(.badRequest("open document \"\(d.id)\" first (its open did not succeed)"))
+            }
+            d.whenReady(body)
+        }
+        if c.opening[d.id] != nil { c.afterOpen[d.id, default: []].append(run) } else { run() }
     }
 
     /// Catch-up older than what is held in memory: one page from the log; the
     /// terminal asks again with `since` while `more` is true.
-    private func openFromLog(_ r: Request, _ c: Connection, _ d: DocumentRuntime, since: Int64) {
+    private func openFromLog(_ r: Request, _ c: Connection, _ d: DocumentRuntime, since: Int64, done: @escaping () -> Void) {
         store.events(doc: d.id, after: since, limit: config.catchUpPage) { [unowned self] result in
-            guard !c.isClosed else { return }
+            guard !c.isClosed else { return done() }
             switch result {
-            case let .failure(e): c.fail(r, e)
+            case let .failure(e):
+                c.fail(r, e)
+                done()
             case let .success(events):
                 let last = events.last?.version ?? since
                 var json = events.map(\.json)
                 d.whenReady { error in
+                    defer { done() }
                     if let error { return c.fail(r, error) }
                     if let rest = d.recentEvents(after: last) {
                         json += rest
@@ -200,10 +226,9 @@ extension Server {
     }
 
     private func subscribe(_ c: Connection, _ d: DocumentRuntime) {
-        let already = c.openDocuments.contains(d.id)
         c.openDocuments.insert(d.id)
         d.subscribe(c)
-        if !already { pushPresenceOfOthers(d, to: c) }
+        pushPresenceOfOthers(d, to: c)  // also on a repeated open: a client resyncing gets the cursors again
         pushPromptState(d, to: c, force: true)
     }
 

@@ -168,7 +168,11 @@ extension Server {
         }
         let prompt = UndoPrompts.conflict(id: newPromptID(), kind: o.kind, action: action, names: names, conflicts: conflicts, locale: c.locale)
         let live = LivePrompt(prompt: prompt, doc: d.id) { [unowned self] answer, c, r in
-            guard answer != Prompt.ActionID.cancel, c.openDocuments.contains(d.id) else { return c.reply(Message.reply(r.id)) }
+            guard let r else { return }  // cancelled: the undo is dropped
+            guard answer != Prompt.ActionID.cancel else { return c.reply(Message.reply(r.id)) }
+            guard c.openDocuments.contains(d.id), self.existingDocument(d.id) === d else {
+                return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal"))
+            }
             var forced = o
             forced.policy = .force
             forced.expectedGroup = group

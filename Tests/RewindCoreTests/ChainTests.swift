@@ -155,6 +155,15 @@ final class ChainTests: XCTestCase {
                        "a terminal's own edits do not move its selection: its `select` already says where it is")
         XCTAssertEqual(Presence(node: "t", selection: .init(node: "t", start: 6, end: 6)).after([atCaret], byThisTerminal: false, in: after).selection?.start, 6,
                        "another's caret stays before text inserted at it")
+        // Ahead-of-commit state (bob's remove(0, 6) not committed yet) must not clamp alice's caret:
+        // the remove moves it later, from where it really is.
+        var pending = after
+        _ = try pending.apply(.remove("t", pos: 0, len: 6), limits: Limits())
+        let atEnd = Presence(node: "t", selection: .init(node: "t", start: 14, end: 14))
+        let other = Op.set("t", key: "color", value: "red")
+        let kept = atEnd.after([other], byThisTerminal: false, in: pending, committed: after)
+        XCTAssertEqual(kept.selection?.start, 14)
+        XCTAssertEqual(kept.after([.remove("t", pos: 0, len: 6)], byThisTerminal: false, in: pending, committed: pending).selection?.start, 8)
         var gone = d
         _ = try gone.apply(.delete("t"), limits: Limits())
         XCTAssertEqual(p.after([.delete("t")], byThisTerminal: false, in: gone), Presence(), "focus on a deleted node is dropped")

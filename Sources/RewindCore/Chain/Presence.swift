@@ -17,7 +17,11 @@ public struct Presence: Sendable, Equatable {
     /// through the terminal's own, which its own `select` already accounts
     /// for — and focus or selection on a node that is gone or no longer
     /// focusable in `doc` is dropped; a selection is clamped to the text.
-    public func after(_ ops: [Op], byThisTerminal own: Bool, in doc: Document) -> Presence {
+    ///
+    /// `doc` may run ahead of the events applied so far (edits still being
+    /// committed); a clamp must not cut a position those have yet to move, so
+    /// it uses the longer of `doc`'s text and `committed`'s.
+    public func after(_ ops: [Op], byThisTerminal own: Bool, in doc: Document, committed: Document? = nil) -> Presence {
         var p = self
         if var s = p.selection {
             if !own {
@@ -28,7 +32,7 @@ public struct Presence: Sendable, Equatable {
         if let n = p.node, doc[n]?.focusable != true { p.node = nil }
         if let s = p.selection {
             if let n = doc[s.node], n.focusable, s.node == p.node {
-                let len = n.text.count
+                let len = max(n.text.count, committed?[s.node]?.text.count ?? 0)
                 p.selection = Selection(node: s.node, start: min(s.start, len), end: min(s.end, len))
             } else {
                 p.selection = nil

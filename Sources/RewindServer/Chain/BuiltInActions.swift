@@ -37,7 +37,7 @@ extension Server {
         // (disabled for a bare caret, as in a text view); with no selection at
         // all, the first responder itself (document level).
         t.register("delete", at: .node, payload: { by, ctx, r in
-            guard case let .node(k) = by, let s = ctx.selection(in: k) else { return }
+            guard case let .node(k) = by, let s = ctx.selection(in: k) else { return ctx.unreachable(r) }
             ctx.server.submitFromChain(ctx, r, by: by, ops: [.remove(k, pos: s.start, len: s.end - s.start)],
                                        action: Titles.ServerAction.delete, selection: s,
                                        caretAfter: Selection(node: k, start: s.start, end: s.start))
@@ -46,7 +46,7 @@ extension Server {
             return .init(enabled: s.end > s.start, title: Titles.word("Delete", locale: ctx.locale))
         }
         t.register("delete", at: .document, payload: { by, ctx, r in
-            guard let n = ctx.presence.node else { return }
+            guard let n = ctx.presence.node else { return ctx.unreachable(r) }
             ctx.server.submitFromChain(ctx, r, by: by, ops: [.delete(n)], action: Titles.ServerAction.delete, selection: nil)
         }) { _, ctx in
             guard let n = ctx.presence.node, n != Document.rootID, ctx.presence.selection == nil else { return nil }
@@ -55,7 +55,7 @@ extension Server {
 
         // Copy and paste through the session's pasteboard (`args.text` pastes given text instead).
         t.register("copy", at: .node, payload: { by, ctx, r in
-            guard case let .node(k) = by, let s = ctx.selection(in: k), let n = ctx.document[k] else { return }
+            guard case let .node(k) = by, let s = ctx.selection(in: k), let n = ctx.document[k] else { return ctx.unreachable(r) }
             let text = Array(n.text[min(s.start, n.text.count)..<min(s.end, n.text.count)])
             ctx.c.clipboard = text
             ctx.c.reply(Message.reply(r.id, [("handled_by", .string(by.id)), ("text", .string(String(String.UnicodeScalarView(text))))]))
@@ -64,7 +64,7 @@ extension Server {
             return .init(enabled: s.end > s.start, title: Titles.word("Copy", locale: ctx.locale))
         }
         t.register("paste", at: .node, payload: { by, ctx, r in
-            guard case let .node(k) = by, let s = ctx.selection(in: k) else { return }
+            guard case let .node(k) = by, let s = ctx.selection(in: k) else { return ctx.unreachable(r) }
             let text = ctx.args["text"]?.stringValue.map { Array($0.unicodeScalars) } ?? ctx.c.clipboard
             var ops: [Op] = []
             if s.end > s.start { ops.append(.remove(k, pos: s.start, len: s.end - s.start)) }
@@ -79,7 +79,7 @@ extension Server {
 
         // Select all: the first responder's whole text.
         t.register("select_all", at: .node, payload: { by, ctx, r in
-            guard case let .node(k) = by, let n = ctx.document[k] else { return }
+            guard case let .node(k) = by, let n = ctx.document[k] else { return ctx.unreachable(r) }
             let s = Selection(node: k, start: 0, end: n.text.count)
             ctx.server.setPresence(ctx.d, ctx.c, Presence(node: k, selection: s))
             ctx.c.reply(Message.reply(r.id, [("handled_by", .string(by.id)), ("selection", s.json)]))

@@ -15,6 +15,11 @@ struct ChainContext {
 
     /// The terminal's selection if it lies in `node`.
     func selection(in node: Key) -> Selection? { presence.selection.flatMap { $0.node == node ? $0 : nil } }
+
+    /// A handler ran without what its claim checked (a bug): answer rather than leave the request hanging.
+    func unreachable(_ r: Request) {
+        c.fail(r, RewindError(.internal, "\(r.type): the handler lost what it had claimed; please report"))
+    }
 }
 
 /// Runs a claimed action and answers `r` (adding `handled_by`).
@@ -60,7 +65,7 @@ extension Server {
     private func perform(_ action: String, target: String?, _ r: Request, _ c: Connection) throws(RewindError) {
         let d = try openDocument(r, c)
         let args = try args(r)
-        d.whenReady { [self] error in
+        whenOpen(c, d) { [self] error in
             if let error { return c.fail(r, error) }
             let ctx = ChainContext(server: self, c: c, d: d, args: args)
             do throws(RewindError) {
@@ -90,7 +95,7 @@ extension Server {
             names.append(s)
         }
         let target = try r.optionalString("target", maxBytes: config.limits.maxNameBytes)
-        d.whenReady { [self] error in
+        whenOpen(c, d) { [self] error in
             if let error { return c.fail(r, error) }
             let ctx = ChainContext(server: self, c: c, d: d, args: JSONObject())
             do throws(RewindError) {

@@ -26,7 +26,7 @@ extension Server {
 
     private func focus(_ r: Request, _ c: Connection) throws(RewindError) {
         let d = try openDocument(r, c)
-        d.whenReady { [self] error in
+        whenOpen(c, d) { [self] error in
             if let error { return c.fail(r, error) }
             do throws(RewindError) {
                 let n = try self.focusableNode(r, d)
@@ -41,8 +41,11 @@ extension Server {
 
     private func blur(_ r: Request, _ c: Connection) throws(RewindError) {
         let d = try openDocument(r, c)
-        setPresence(d, c, Presence())
-        c.reply(Message.reply(r.id))
+        whenOpen(c, d) { [self] error in
+            if let error { return c.fail(r, error) }
+            self.setPresence(d, c, Presence())
+            c.reply(Message.reply(r.id))
+        }
     }
 
     /// `select` moves the selection and makes its node the first responder.
@@ -50,7 +53,7 @@ extension Server {
         let d = try openDocument(r, c)
         let start = try r.int("start")
         let end = try r.optionalInt("end") ?? start
-        d.whenReady { [self] error in
+        whenOpen(c, d) { [self] error in
             if let error { return c.fail(r, error) }
             do throws(RewindError) {
                 let n = try self.focusableNode(r, d)
@@ -69,7 +72,7 @@ extension Server {
         guard let x = r.body["x"]?.doubleValue, let y = r.body["y"]?.doubleValue, x.isFinite, y.isFinite else {
             throw .badRequest("hit_test: `x` and `y` must be numbers")
         }
-        d.whenReady { error in
+        whenOpen(c, d) { error in
             if let error { return c.fail(r, error) }
             c.reply(Message.reply(r.id, [("node", .string(d.current.document.hitTest(x: x, y: y).string))]))
         }
@@ -96,7 +99,9 @@ extension Server {
 
     /// A terminal leaving the document (close, disconnect, idle) leaves no ghost behind.
     func leavePresence(_ d: DocumentRuntime, _ c: Connection) {
-        guard let p = d.presence.removeValue(forKey: c.id), !p.isEmpty else { return }
+        let had = d.presence.removeValue(forKey: c.id).map { !$0.isEmpty } ?? false
+        let movedThisTurn = d.movedPresence.remove(c.id) != nil  // the others may not have seen it go yet
+        guard had || movedThisTurn else { return }
         broadcastPresence(d, of: c, Presence())
     }
 
@@ -120,7 +125,7 @@ extension Server {
         for (id, p) in d.presence {
             guard let c = d.subscribers[id] else { d.presence[id] = nil; continue }
             let own = c.user?.id == event.userID && c.clientID == event.client
-            let moved = p.after(event.ops, byThisTerminal: own, in: d.current.document)
+            let moved = p.after(event.ops, byThisTerminal: own, in: d.current.document, committed: d.committed.document)
             if moved != p {
                 d.presence[id] = moved.isEmpty ? nil : moved
                 if d.movedPresence.isEmpty { presenceMovedDocs.append(d) }

@@ -10,18 +10,15 @@ final class LivePrompt {
     let doc: String?
     /// Connections that show it or have it waiting.
     var terminals: [Int: Connection] = [:]
-    /// Runs the chosen action and answers the `respond` request.
-    let answer: (_ action: String, _ c: Connection, _ r: Request) -> Void
-    /// Runs when it goes away unanswered (every terminal holding it is gone).
-    let onCancel: (() -> Void)?
+    /// Runs the chosen action and answers the `respond` request. When the
+    /// prompt is cancelled (every terminal holding it went, or closed its
+    /// document) it runs with the cancel action's id and no request to answer.
+    let answer: (_ action: String, _ c: Connection, _ r: Request?) -> Void
 
-    init(prompt: Prompt, doc: String?, onCancel: (() -> Void)? = nil,
-         answer: @escaping (_ action: String, _ c: Connection, _ r: Request) -> Void)
-    {
+    init(prompt: Prompt, doc: String?, answer: @escaping (_ action: String, _ c: Connection, _ r: Request?) -> Void) {
         self.prompt = prompt
         self.doc = doc
         self.answer = answer
-        self.onCancel = onCancel
     }
 }
 
@@ -76,13 +73,16 @@ extension Server {
     /// A terminal that goes (or closes `doc`) loses what it showed: prompts no
     /// other terminal holds are cancelled (their cancel handler runs).
     func cancelPrompts(of c: Connection, doc: String?) {
-        for id in c.prompts.all {
+        // Waiting ones first, so that taking a shown one away does not flash
+        // (push, then dismiss) a waiting one that is going too.
+        for id in c.prompts.all.reversed() {
             guard let live = prompts[id], doc == nil || live.doc == doc else { continue }
             live.terminals[c.id] = nil
             if !c.isClosed { take(id, from: c) } else { c.prompts.remove(id) }
             if live.terminals.isEmpty {
                 prompts[id] = nil
-                live.onCancel?()
+                let cancel = live.prompt.actions.first { $0.style == .cancel }?.id ?? Prompt.ActionID.cancel
+                live.answer(cancel, c, nil)
             }
         }
     }
@@ -148,7 +148,7 @@ extension Server {
         let prompt = UndoPrompts.error(id: newPromptID(), e, request: r.type, re: r.id, locale: c.locale)
         let doc = r.body["doc"]?.stringValue.flatMap { c.openDocuments.contains($0) ? $0 : nil }
         do throws(RewindError) {
-            try present(LivePrompt(prompt: prompt, doc: doc) { _, c, r in c.reply(Message.reply(r.id)) }, to: [c])
+            try present(LivePrompt(prompt: prompt, doc: doc) { _, c, r in if let r { c.reply(Message.reply(r.id)) } }, to: [c])
         } catch {
             logger.debug("error prompt not shown", metadata: ["conn": "\(c.label)", "error": "\(error)"])
         }

@@ -13,11 +13,11 @@ extension Server {
             return c.reply(Message.reply(r.id, [("prompt", .null), ("reason", "shake_to_edit is off for this terminal")]))
         }
         c.shakesInFlight += 1
-        d.whenReady { [self] error in
+        whenOpen(c, d) { [self] error in
             defer { self.shakeDone(c) }
             if let error { return c.fail(r, error) }
-            // Shaking again while the undo prompt is up shows no second one.
-            if let shown = c.prompts.all.first(where: { self.prompts[$0].map { $0.prompt.reason == "shake" && $0.doc == d.id } ?? false }) {
+            // Shaking again while an undo prompt is up (for any document) shows no second one.
+            if let shown = c.prompts.all.first(where: { self.prompts[$0]?.prompt.reason == "shake" }) {
                 return c.reply(Message.reply(r.id, [("prompt", .string(shown)), ("already", true)]))
             }
             let scope = self.terminalScope(d, c)
@@ -33,9 +33,10 @@ extension Server {
                 switch answer {
                 case Prompt.ActionID.undo: kind = .undo
                 case Prompt.ActionID.redo: kind = .redo
-                default: return c.reply(Message.reply(r.id))
+                default: return r.map { c.reply(Message.reply($0.id)) } ?? ()  // cancel: nothing to undo
                 }
-                guard c.openDocuments.contains(d.id) else {
+                guard let r else { return }
+                guard c.openDocuments.contains(d.id), self.existingDocument(d.id) === d else {
                     return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal"))
                 }
                 // The answer is about the group the prompt named: if another is on top now, `conflict`.
