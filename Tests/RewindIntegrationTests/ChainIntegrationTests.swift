@@ -165,4 +165,55 @@ final class ChainIntegrationTests: XCTestCase {
         XCTAssertEqual(del["handled_by"], "document")
         XCTAssertNil(try a.request("open", [("doc", "d")])["state"]?.objectValue?["nodes"]?.objectValue?["note"])
     }
+
+    /// Presence goes away on `close`, on a replaced connection, and when
+    /// another user deletes the focused node; a request pipelined behind `open`
+    /// of a document others already have loaded runs after that open.
+    func testPresenceOnCloseReplaceDeleteAndPipelinedOpen() throws {
+        let f = try Fixture()
+        let a = try f.terminal("alice", client: "A")
+        let a2 = try f.terminal("alice", client: "A2")
+        let bob = try f.terminal("bob")
+        try bob.submit("d", tx: "seed", base: 0, seed)
+        ok(try bob.request("open", [("doc", "d")]))
+        ok(try a2.request("open", [("doc", "d")]))
+
+        // open + focus in one write, on a document already loaded: focus runs after the open.
+        a.sendRaw(Message.line(["id": 1, "type": "open", "doc": "d"]) + Message.line(["id": 2, "type": "focus", "doc": "d", "node": "note"]))
+        var order: [Int64] = []
+        while order.count < 2 {
+            let m = try a.next()
+            if let re = m["re"]?.intValue { order.append(re); XCTAssertEqual(m["ok"], true) }
+        }
+        XCTAssertEqual(order, [1, 2])
+        var seen = try bob.push("presence")
+        XCTAssertEqual(seen["node"], "note")
+        XCTAssertEqual(try a2.push("presence")["client"], "A", "another terminal of the same user sees it too")
+
+        // close: gone for the others.
+        ok(try a.request("close", [("doc", "d")]))
+        seen = try bob.push("presence")
+        XCTAssertEqual(seen["client"], "A")
+        XCTAssertEqual(seen["node"], .null)
+
+        // Replaced by a new connection with the same client id: gone, and the old one is told why.
+        ok(try a.request("open", [("doc", "d")]))
+        ok(try a.request("focus", [("doc", "d"), ("node", "field")]))
+        XCTAssertEqual(try bob.push("presence")["node"], "field")
+        let again = try f.terminal("alice", client: "A")
+        XCTAssertEqual(try a.push("bye")["reason"], "replaced")
+        seen = try bob.push("presence")
+        XCTAssertEqual(seen["node"], .null)
+
+        // Bob deletes the node alice's new connection focuses: her focus is dropped and pushed.
+        ok(try again.request("open", [("doc", "d")]))
+        ok(try again.request("focus", [("doc", "d"), ("node", "note")]))
+        XCTAssertEqual(try bob.push("presence")["node"], "note")
+        try bob.submit("d", tx: "del", base: 1, [["op": "delete", "node": "note"]])
+        seen = try bob.push("presence")
+        XCTAssertEqual(seen["client"], "A")
+        XCTAssertEqual(seen["node"], .null)
+        XCTAssertEqual(try again.request("blur", [("doc", "d")])["ok"], true)
+        XCTAssertTrue(presences(try bob.drainPushes()).isEmpty, "nothing left to take away")
+    }
 }

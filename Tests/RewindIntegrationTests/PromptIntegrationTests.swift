@@ -67,6 +67,7 @@ final class PromptIntegrationTests: XCTestCase {
         XCTAssertEqual(stateA["presented"], [])
         let stateB = try XCTUnwrap(lastPromptState(try b.drainPushes()), "alice's other terminal gets the new prompt_state")
         XCTAssertEqual(stateB["can_redo"], true)
+        XCTAssertEqual(stateB["presented"], [], "it never showed A's prompt")
         XCTAssertNil(lastPromptState(try bob.drainPushes()), "bob's history did not change")
         let box = try a.request("open", [("doc", "d")])["state"]?.objectValue?["nodes"]?.objectValue?["box"]?.objectValue
         XCTAssertEqual(box?["frame"], [0, 50, 10, 10], "the move is undone")
@@ -271,5 +272,56 @@ final class PromptIntegrationTests: XCTestCase {
         }
         XCTAssertEqual(order, ids)
         XCTAssertEqual(try f.db.eventCount("d"), 3, "cancelled: nothing undone")
+    }
+
+    /// The redo-only and "neither" cases over the wire, Redo Anyway, the
+    /// default three-finger tap, and error prompts only for terminals that asked.
+    func testRedoOnlyNeitherRedoAnywayAndErrorPrompts() throws {
+        let f = try Fixture(doc: nil)
+        let a = f.alice
+        ok(try a.request("create_doc", [("doc", "d")]))
+        ok(try a.request("open", [("doc", "d")]))
+        XCTAssertEqual(try a.request("motion", [("doc", "d"), ("motion", "shake")])["prompt"], .null, "neither: no prompt")
+        try a.submit("d", tx: "seed", base: 0, seed)
+        ok(try a.request("undo", [("doc", "d")]))
+        let redoOnly = try a.request("motion", [("doc", "d"), ("motion", "shake")])
+        let p = try a.push("prompt")["prompt"]?.objectValue
+        XCTAssertEqual(p?["id"], redoOnly["prompt"])
+        XCTAssertEqual(p?["title"], "Redo")
+        XCTAssertEqual(p?["actions"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue }, ["cancel", "redo"])
+        let redone = try a.request("respond", [("prompt", redoOnly["prompt"]!), ("action", "redo")])
+        ok(redone)
+        XCTAssertEqual(redone["version"], 3)
+
+        // Redo Anyway: bob changes the box after alice's undo; alice's redo conflicts.
+        let bob = try f.terminal("bob")
+        ok(try bob.request("open", [("doc", "d")]))
+        try a.submit("d", tx: "red", base: 3, [["op": "set", "node": "box", "key": "color", "value": "red"]])
+        ok(try a.request("undo", [("doc", "d")]))
+        try bob.submit("d", tx: "blue", base: 5, [["op": "set", "node": "box", "key": "color", "value": "blue"]])
+        let tap = try a.request("gesture", [("doc", "d"), ("gesture", "three_finger_tap")])
+        XCTAssertEqual(tap["handled_by"], "document")
+        let conflictID = try XCTUnwrap(tap["prompt"]?.stringValue, JSONWriter.string(.object(tap)))
+        let conflict = try a.drainPushes().first { $0["push"] == "prompt" }?["prompt"]?.objectValue
+        XCTAssertEqual(conflict?["title"], "Redo changes what bob did since")
+        XCTAssertEqual(conflict?["actions"]?.arrayValue?.first?.objectValue?["id"], "redo_anyway")
+        ok(try a.request("respond", [("prompt", .string(conflictID)), ("action", "redo_anyway")]))
+        let box = try a.request("open", [("doc", "d")])["state"]?.objectValue?["nodes"]?.objectValue?["box"]?.objectValue
+        XCTAssertEqual(box?["props"]?.objectValue?["color"], "red")
+
+        // Error prompts: not for bob (he did not ask), yes for a terminal that did.
+        XCTAssertEqual(try bob.request("submit", [("doc", "d"), ("tx", "x"), ("base", 7), ("ops", [["op": "delete", "node": "ghost"]])]).errorCode, "not_found")
+        XCTAssertFalse(try bob.drainPushes().contains { $0["push"] == "prompt" })
+        let asked = try Terminal(port: f.server.port)
+        ok(try asked.request("hello", [("user", "bob"), ("token", .string(f.db.tokens["bob"]!)), ("error_prompts", true)]))
+        ok(try asked.request("open", [("doc", "d")]))
+        let bad = try asked.request("submit", [("doc", "d"), ("tx", "y"), ("base", 7), ("ops", [["op": "delete", "node": "ghost"]])])
+        XCTAssertEqual(bad.errorCode, "not_found")
+        let errorPrompt = try XCTUnwrap(try asked.drainPushes().first { $0["push"] == "prompt" }?["prompt"]?.objectValue)
+        XCTAssertEqual(errorPrompt["level"], "alert")
+        XCTAssertEqual(errorPrompt["request"], "submit")
+        XCTAssertEqual(errorPrompt["re"], bad["re"])
+        XCTAssertEqual(errorPrompt["message"], bad["error"]?.objectValue?["message"])
+        XCTAssertEqual(try f.db.eventCount("d"), 7, "nothing committed was lost")
     }
 }
