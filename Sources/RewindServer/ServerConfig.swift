@@ -37,6 +37,12 @@ public struct ServerConfig: Sendable {
     /// what a replay of old logs keeps, so set it once per deployment.
     public var undoLevels = 100
 
+    /// Push presence whose selection an edit moved (each moved caret costs one
+    /// push per other terminal: N² per keystroke in a busy node). When false,
+    /// the server still moves its copy (later pushes and `open` carry it) and
+    /// terminals move remote carets through the events by the same rule.
+    public var pushMovedPresence = true
+
     /// A snapshot of a document is stored every this many events (0: never).
     public var snapshotEvery = 1_000
 

@@ -39,6 +39,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Store a snapshot of a document every N events, so that opening it reads only the log after it (0: never).")
     var snapshotEvery: Int = 1_000
 
+    @Option(help: "push: send presence whose selection others' edits moved (default); quiet: keep it moved without pushing (clients move remote carets through the events themselves; for rooms with many carets).")
+    var presenceMoves: String = "push"
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = env("REWIND_LOG_LEVEL") ?? "info"
 
@@ -47,6 +50,7 @@ struct RewindServerCommand: ParsableCommand {
         guard typingWindow >= 0, typingWindow <= 60_000 else { throw ValidationError("--typing-window must be 0 to 60000 ms") }
         guard snapshotEvery >= 0 else { throw ValidationError("--snapshot-every must be 0 (never) or more") }
         guard undoLevels >= 0 else { throw ValidationError("--undo-levels must be 0 (unlimited) or more") }
+        guard presenceMoves == "push" || presenceMoves == "quiet" else { throw ValidationError("--presence-moves must be push or quiet") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard idleTimeout > 0, maxOutputBytes > 0, maxConnections > 0 else { throw ValidationError("limits must be positive") }
     }
@@ -67,6 +71,7 @@ struct RewindServerCommand: ParsableCommand {
         config.typingWindowMs = typingWindow
         config.undoLevels = undoLevels
         config.snapshotEvery = snapshotEvery
+        config.pushMovedPresence = presenceMoves == "push"
         let server = Server(config: config, logger: Logger(label: "rewind"))
         do {
             try server.run { port in

@@ -216,4 +216,24 @@ final class ChainIntegrationTests: XCTestCase {
         XCTAssertEqual(try again.request("blur", [("doc", "d")])["ok"], true)
         XCTAssertTrue(presences(try bob.drainPushes()).isEmpty, "nothing left to take away")
     }
+
+    /// `--presence-moves quiet`: carets moved by others' edits are not pushed,
+    /// but the server keeps them moved (a terminal opening later sees where they are).
+    func testQuietPresenceMovesKeepTheMovedCaretWithoutPushing() throws {
+        let f = try Fixture(serverArguments: ["--presence-moves", "quiet"])
+        let a = try f.terminal("alice", client: "A")
+        let bob = try f.terminal("bob")
+        try a.submit("d", tx: "seed", base: 0, seed)
+        for t in [a, bob] { ok(try t.request("open", [("doc", "d")])) }
+        ok(try a.request("select", [("doc", "d"), ("node", "field"), ("start", 5)]))
+        XCTAssertEqual(try bob.push("presence")["selection"], ["node": "field", "start": 5, "end": 5])
+        try bob.submit("d", tx: "k", base: 1, [["op": "insert", "node": "field", "pos": 0, "text": "ab"]])
+        XCTAssertTrue(presences(try bob.drainPushes()).isEmpty, "quiet: the move is not pushed")
+        let later = try f.terminal("bob", client: "L")
+        ok(try later.request("open", [("doc", "d")]))
+        XCTAssertEqual(presences(try later.drainPushes()).first?["selection"], ["node": "field", "start": 7, "end": 7])
+        // Losing focus is still pushed.
+        try bob.submit("d", tx: "del", base: 2, [["op": "delete", "node": "panel"]])
+        XCTAssertEqual(presences(try bob.drainPushes()).first?["node"], .null)
+    }
 }

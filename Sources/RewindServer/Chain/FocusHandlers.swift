@@ -128,8 +128,11 @@ extension Server {
             let moved = p.after(event.ops, byThisTerminal: own, in: d.current.document, committed: d.committed.document)
             if moved != p {
                 d.presence[id] = moved.isEmpty ? nil : moved
-                if d.movedPresence.isEmpty { presenceMovedDocs.append(d) }
-                d.movedPresence.insert(id)
+                // Focus lost (node gone) is always pushed; a caret that only moved, unless quiet.
+                if config.pushMovedPresence || moved.node != p.node {
+                    if d.movedPresence.isEmpty { presenceMovedDocs.append(d) }
+                    d.movedPresence.insert(id)
+                }
             }
             if structural { pushPromptState(d, to: c) }  // focus may now sit in another undo scope
         }
