@@ -39,8 +39,6 @@ final class Connection {
     /// Documents with an `open` under way: requests sent right behind it
     /// (pasted or pipelined) count them as open, and run after it.
     var opening: [String: Int] = [:]
-    /// Per document: requests waiting for the `open` under way (`Server.whenOpen`).
-    var afterOpen: [String: [() -> Void]] = [:]
     /// Supported locale for titles (`Titles.locale`).
     var locale = "en"
     /// Per document: the explicit undo group this terminal holds open.

@@ -94,7 +94,9 @@ final class DocumentRuntime {
         speculative = committed
     }
 
-    var isIdle: Bool { subscribers.isEmpty && pending.isEmpty && whenReadyQueue.isEmpty && state != .catchingUp }
+    var isIdle: Bool { subscribers.isEmpty && pending.isEmpty && whenReadyQueue.isEmpty && state != .catchingUp && opensInFlight == 0 }
+    /// `open`s under way on any connection (they subscribe when done).
+    var opensInFlight = 0
     var hasPending: Bool { !pending.isEmpty }
     /// The speculative history: what the next command will see.
     var history: UndoHistory { speculative.history }
@@ -109,26 +111,37 @@ final class DocumentRuntime {
     // MARK: Readiness and catch-up
 
     /// Runs `body` once the runtime has read the log up to its head (at once if it has).
+    ///
+    /// Waiters run in the order they asked, so requests of one connection keep
+    /// the order they were sent in; one that asks again from inside a waiter
+    /// (an undo handler that then runs its command) goes at once.
     func whenReady(_ body: @escaping (RewindError?) -> Void) {
-        if state == .ready && whenReadyQueue.isEmpty && !releasing { body(nil); return }
+        if state == .ready && whenReadyQueue.isEmpty && headChecks == 0 { body(nil); return }
         whenReadyQueue.append(body)
         if state == .stale { catchUp() }
     }
 
     /// Like `whenReady`, but first asks the log for its head, so that entries
     /// another server appended are read before `body` runs (used by `open`).
+    /// Requests made meanwhile wait behind it: a `focus` pipelined behind an
+    /// `open` runs after that open has subscribed the terminal.
     func whenCurrent(_ body: @escaping (RewindError?) -> Void) {
-        guard state == .ready && whenReadyQueue.isEmpty else { return whenReady(body) }
+        guard state == .ready && whenReadyQueue.isEmpty && headChecks == 0 else { return whenReady(body) }
+        headChecks += 1
         server.store.head(doc: id) { [self] result in
+            self.headChecks -= 1
             switch result {
             case let .failure(e): body(e)
             case .success(nil): body(.notFound("no document \"\(self.id)\""))
             case let .success(head?):
                 if self.isBehind(head) && self.state == .ready && self.pending.isEmpty { self.state = .stale }
-                self.whenReady(body)
+                self.whenReadyQueue.insert(body, at: 0)  // ahead of what queued behind it
             }
+            if self.state == .stale { self.catchUp() } else if self.state == .ready && self.headChecks == 0 { self.releaseWaiters() }
         }
     }
+    /// Head queries of `whenCurrent` under way: while one is out, others wait behind it.
+    private var headChecks = 0
 
     private func isBehind(_ head: EventStore.Head) -> Bool {
         head.version > committed.version || head.marks > committed.history.markCount
@@ -228,17 +241,15 @@ final class DocumentRuntime {
         releaseWaiters()
     }
 
-    /// Runs the waiters in order. One that asks `whenReady` again (an `open`
-    /// finishing lets requests queued behind it go) lines up after the ones
-    /// already waiting, so requests keep the order they were sent in.
+    /// Runs the waiters in order; one that asks `whenReady` again runs at once.
     private func releaseWaiters() {
-        releasing = true
-        defer { releasing = false }
-        while state == .ready && !whenReadyQueue.isEmpty {
-            whenReadyQueue.removeFirst()(nil)
-        }
+        let waiting = whenReadyQueue
+        whenReadyQueue = []
+        for w in waiting { w(nil) }
+        // A waiter's append failed at once (storage down) and left the state
+        // stale: anything queued since must not sit without a catch-up.
+        if state == .stale && !whenReadyQueue.isEmpty { catchUp() }
     }
-    private var releasing = false
 
     /// A server that stopped without closing its terminals' groups left them
     /// open in the log; on loading the document, close them before anyone is

@@ -154,9 +154,10 @@ extension Server {
         }
         let d = document(doc)
         c.opening[doc, default: 0] += 1
+        d.opensInFlight += 1  // keeps the runtime from being dropped as idle meanwhile
         d.whenCurrent { [unowned self] error in
             var handedOff = false
-            defer { if !handedOff { self.finishOpening(c, doc) } }
+            defer { if !handedOff { self.finishOpening(c, d) } }
             guard !c.isClosed else { return }
             if let error { return c.fail(r, error) }
             let head = d.committed.version
@@ -172,30 +173,30 @@ extension Server {
                 return self.subscribe(c, d)
             }
             handedOff = true
-            self.openFromLog(r, c, d, since: since) { self.finishOpening(c, doc) }
+            self.openFromLog(r, c, d, since: since) { self.finishOpening(c, d) }
         }
     }
 
     /// An `open` finished (either way): requests that waited behind it run now.
-    private func finishOpening(_ c: Connection, _ doc: String) {
-        c.opening[doc]! -= 1
-        guard c.opening[doc] == 0 else { return }
-        c.opening[doc] = nil
-        for body in c.afterOpen.removeValue(forKey: doc) ?? [] { body() }
+    private func finishOpening(_ c: Connection, _ d: DocumentRuntime) {
+        d.opensInFlight -= 1
+        defer { documentMayBeIdle(d) }
+        c.opening[d.id]! -= 1
+        guard c.opening[d.id] == 0 else { return }
+        c.opening[d.id] = nil
     }
 
-    /// Runs `body` once the document is open on `c` and the runtime is ready:
-    /// after an `open` still under way on this connection (requests pipelined
-    /// behind it see it done, and are subscribed when they act), or at once.
+    /// Runs `body` once the runtime is ready and the document open on `c`:
+    /// an `open` sent before it has then subscribed the terminal (requests
+    /// wait behind it in the runtime's queue), and one that closed it since
+    /// makes it fail rather than act for a terminal no longer there.
     func whenOpen(_ c: Connection, _ d: DocumentRuntime, _ body: @escaping (RewindError?) -> Void) {
-        let run = {
-            guard !c.isClosed else { return }
-            guard c.openDocuments.contains(d.id), self.existingDocument(d.id) === d else {
-                return body(.badRequest("open document \"\(d.id)\" first (its open did not succeed)"))
-            }
-            d.whenReady(body)
+        d.whenReady { [unowned self] error in
+            guard !c.isClosed else { return body(.badRequest("connection closed")) }
+            if let error { return body(error) }
+            let isOpen = c.openDocuments.contains(d.id) && self.existingDocument(d.id) === d && d.subscribers[c.id] === c
+            body(isOpen ? nil : .badRequest("document \"\(d.id)\" is not open on this connection (open it first, and wait for all its pages)"))
         }
-        if c.opening[d.id] != nil { c.afterOpen[d.id, default: []].append(run) } else { run() }
     }
 
     /// Catch-up older than what is held in memory: one page from the log; the
@@ -212,6 +213,7 @@ extension Server {
                 var json = events.map(\.json)
                 d.whenReady { error in
                     defer { done() }
+                    guard !c.isClosed else { return }
                     if let error { return c.fail(r, error) }
                     if let rest = d.recentEvents(after: last) {
                         json += rest
@@ -234,6 +236,15 @@ extension Server {
 
     private func close(_ r: Request, _ c: Connection) throws(RewindError) {
         let doc = try documentID(r)
+        // Behind an `open` sent before it: close what that open opens.
+        if c.opening[doc] != nil, let d = existingDocument(doc) {
+            return d.whenReady { [unowned self] _ in self.closeDocument(r, c, doc) }
+        }
+        closeDocument(r, c, doc)
+    }
+
+    private func closeDocument(_ r: Request, _ c: Connection, _ doc: String) {
+        guard !c.isClosed else { return }
         let wasOpen = c.openDocuments.remove(doc) != nil
         if wasOpen {
             closeTerminalGroup(c, doc: doc)

@@ -77,10 +77,11 @@ extension Server {
             c.groups[d.id]!.action = action  // recorded when the group closes
             return c.reply(Message.reply(r.id, [("level", .int(Int64(c.groups[d.id]!.level)))]))
         }
-        let scope = try scope(r, d, c)
         let user = c.user!
-        d.whenReady { error in
+        whenOpen(c, d) { [self] error in
             if let error { return c.fail(r, error) }
+            let scope: Key?
+            do throws(RewindError) { scope = try self.scope(r, d, c) } catch { return c.fail(r, error) }
             guard let top = d.history.topUndo(user: user.id, scope: scope) else {
                 return c.fail(r, .notFound("set_action: no group to name"))
             }
@@ -97,10 +98,15 @@ extension Server {
 
     private func revert(_ r: Request, _ c: Connection, kind: EventKind) throws(RewindError) {
         let d = try openDocument(r, c)
-        let scope = try scope(r, d, c)
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
         let policy = try conflictPolicy(r)
-        runRevert(r, c, d, RevertOptions(kind: kind, scope: scope, policy: policy, tx: tx))
+        // The scope (focus decides without one) as it is once the requests before this one ran.
+        whenOpen(c, d) { [self] error in
+            if let error { return c.fail(r, error) }
+            do throws(RewindError) {
+                self.runRevert(r, c, d, RevertOptions(kind: kind, scope: try self.scope(r, d, c), policy: policy, tx: tx))
+            } catch { c.fail(r, error) }
+        }
     }
 
     func conflictPolicy(_ r: Request, in body: JSONObject? = nil) throws(RewindError) -> ConflictPolicy {
@@ -188,23 +194,28 @@ extension Server {
 
     private func clearHistory(_ r: Request, _ c: Connection) throws(RewindError) {
         let d = try openDocument(r, c)
-        let scope = try scope(r, d, c)
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
-        let mark = DocumentRuntime.MarkRequest(kind: .clear, userID: c.user!.id, client: c.clientID!, scope: scope, tx: tx)
-        d.run(.init(command: .mark(mark), replies: [{ result in
-            switch result {
-            case .success: c.reply(Message.reply(r.id))
-            case let .failure(e): c.fail(r, e)
-            }
-        }]))
+        whenOpen(c, d) { [self] error in
+            if let error { return c.fail(r, error) }
+            let scope: Key?
+            do throws(RewindError) { scope = try self.scope(r, d, c) } catch { return c.fail(r, error) }
+            let mark = DocumentRuntime.MarkRequest(kind: .clear, userID: c.user!.id, client: c.clientID!, scope: scope, tx: tx)
+            d.run(.init(command: .mark(mark), replies: [{ result in
+                switch result {
+                case .success: c.reply(Message.reply(r.id))
+                case let .failure(e): c.fail(r, e)
+                }
+            }]))
+        }
     }
 
     private func history(_ r: Request, _ c: Connection) throws(RewindError) {
         let d = try openDocument(r, c)
-        let scope = try scope(r, d, c)
         let user = c.user!.id
-        d.whenReady { error in
+        whenOpen(c, d) { [self] error in
             if let error { return c.fail(r, error) }
+            let scope: Key?
+            do throws(RewindError) { scope = try self.scope(r, d, c) } catch { return c.fail(r, error) }
             let h = d.committed.history
             let s = h.stacks(user: user, scope: scope)
             func list(_ keys: [UndoHistory.GroupKey]) -> JSON {

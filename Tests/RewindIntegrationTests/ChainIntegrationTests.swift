@@ -236,4 +236,35 @@ final class ChainIntegrationTests: XCTestCase {
         try bob.submit("d", tx: "del", base: 2, [["op": "delete", "node": "panel"]])
         XCTAssertEqual(presences(try bob.drainPushes()).first?["node"], .null)
     }
+
+    /// `open`, `focus`, `undo`, `close` in one write on a document another
+    /// terminal keeps loaded: the undo runs in the scope that focus picked,
+    /// and the close closes what the open opened.
+    func testPipelinedOpenFocusUndoCloseKeepTheirOrder() throws {
+        let f = try Fixture()
+        let a = try f.terminal("alice", client: "A")
+        let bob = try f.terminal("bob")
+        try bob.submit("d", tx: "seed", base: 0, seed)
+        ok(try bob.request("open", [("doc", "d")]))
+        ok(try a.request("open", [("doc", "d")]))
+        try a.submit("d", tx: "k", base: 1, [["op": "insert", "node": "field", "pos": 5, "text": "!"]])
+        ok(try a.request("close", [("doc", "d")]))
+
+        let lines: [JSON] = [
+            ["id": 1, "type": "open", "doc": "d"],
+            ["id": 2, "type": "focus", "doc": "d", "node": "field"],
+            ["id": 3, "type": "undo", "doc": "d"],
+            ["id": 4, "type": "close", "doc": "d"],
+        ]
+        a.sendRaw(lines.flatMap { Message.line($0) })
+        var replies: [Int64: JSONObject] = [:]
+        while replies.count < lines.count {
+            let m = try a.next()
+            if let re = m["re"]?.intValue { replies[re] = m }
+        }
+        for id in 1...2 as ClosedRange<Int64> { ok(replies[id]!) }
+        XCTAssertEqual(replies[3]?["action"], "Typing", "undone in the panel's history, which the focus picked: \(JSONWriter.string(.object(replies[3]!)))")
+        XCTAssertEqual(replies[4]?["closed"], true)
+        XCTAssertEqual(try text(bob, "field"), "hello")
+    }
 }

@@ -13,8 +13,11 @@ struct ChainContext {
     var presence: Presence { d.presence[c.id] ?? Presence() }
     var locale: String { c.locale }
 
-    /// The terminal's selection if it lies in `node`.
-    func selection(in node: Key) -> Selection? { presence.selection.flatMap { $0.node == node ? $0 : nil } }
+    /// The terminal's selection if it lies in `node`, within its current text.
+    func selection(in node: Key) -> Selection? {
+        guard let s = presence.selection, s.node == node, let n = document[node] else { return nil }
+        return Selection(node: node, start: min(s.start, n.text.count), end: min(s.end, n.text.count))
+    }
 
     /// A handler ran without what its claim checked (a bug): answer rather than leave the request hanging.
     func unreachable(_ r: Request) {

@@ -83,6 +83,8 @@ extension Server {
     /// Records `c`'s presence and, if it changed, tells the other terminals
     /// (and `c` its new `prompt_state`: focus picks the undo scope).
     func setPresence(_ d: DocumentRuntime, _ c: Connection, _ p: Presence) {
+        // A request that waited may act after its terminal left: no presence for a terminal not here.
+        guard !c.isClosed, d.subscribers[c.id] === c else { return }
         let old = d.presence[c.id] ?? Presence()
         guard old != p else { return }
         d.movedPresence.remove(c.id)
@@ -144,9 +146,8 @@ extension Server {
         let docs = presenceMovedDocs
         presenceMovedDocs = []
         for d in docs {
-            let ids = d.movedPresence
-            d.movedPresence = []
-            for id in ids {
+            // One at a time: a push may close a slow terminal, whose leave must still see its own entry.
+            while let id = d.movedPresence.popFirst() {
                 guard let c = d.subscribers[id] else { continue }
                 broadcastPresence(d, of: c, d.presence[id] ?? Presence())
             }
