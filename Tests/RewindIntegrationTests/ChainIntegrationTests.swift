@@ -179,13 +179,9 @@ final class ChainIntegrationTests: XCTestCase {
         ok(try a2.request("open", [("doc", "d")]))
 
         // open + focus in one write, on a document already loaded: focus runs after the open.
-        a.sendRaw(Message.line(["id": 1, "type": "open", "doc": "d"]) + Message.line(["id": 2, "type": "focus", "doc": "d", "node": "note"]))
-        var order: [Int64] = []
-        while order.count < 2 {
-            let m = try a.next()
-            if let re = m["re"]?.intValue { order.append(re); XCTAssertEqual(m["ok"], true) }
-        }
-        XCTAssertEqual(order, [1, 2])
+        let replies = try a.pipeline([["id": 1, "type": "open", "doc": "d"], ["id": 2, "type": "focus", "doc": "d", "node": "note"]])
+        ok(replies[1]!)
+        ok(replies[2]!)
         var seen = try bob.push("presence")
         XCTAssertEqual(seen["node"], "note")
         XCTAssertEqual(try a2.push("presence")["client"], "A", "another terminal of the same user sees it too")
@@ -256,12 +252,7 @@ final class ChainIntegrationTests: XCTestCase {
             ["id": 3, "type": "undo", "doc": "d"],
             ["id": 4, "type": "close", "doc": "d"],
         ]
-        a.sendRaw(lines.flatMap { Message.line($0) })
-        var replies: [Int64: JSONObject] = [:]
-        while replies.count < lines.count {
-            let m = try a.next()
-            if let re = m["re"]?.intValue { replies[re] = m }
-        }
+        let replies = try a.pipeline(lines)
         for id in 1...2 as ClosedRange<Int64> { ok(replies[id]!) }
         XCTAssertEqual(replies[3]?["action"], "Typing", "undone in the panel's history, which the focus picked: \(JSONWriter.string(.object(replies[3]!)))")
         XCTAssertEqual(replies[4]?["closed"], true)

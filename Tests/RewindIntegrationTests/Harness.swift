@@ -158,6 +158,18 @@ final class Terminal {
 
     deinit { close(fd) }
 
+    /// Sends `lines` in one write (as a pasted session does) and returns the
+    /// replies by `re`: replies that wait for a commit may come after later ones.
+    func pipeline(_ lines: [JSON]) throws -> [Int64: JSONObject] {
+        sendRaw(lines.flatMap { Message.line($0) })
+        var replies: [Int64: JSONObject] = [:]
+        while replies.count < lines.count {
+            let m = try next()
+            if let re = m["re"]?.intValue { replies[re] = m } else { pushes.append(m) }
+        }
+        return replies
+    }
+
     /// Drops the connection as a killed client would (the kernel closes the socket).
     func disconnect() { shutdown(fd, Int32(SHUT_RDWR)) }
 

@@ -208,13 +208,7 @@ final class PromptIntegrationTests: XCTestCase {
             ["id": 104, "type": "motion", "doc": "d", "motion": "shake"],
             ["id": 105, "type": "respond", "prompt": "p1", "action": "undo"],
         ]
-        a.sendRaw(lines.flatMap { Message.line($0) })
-        // Replies that wait for a commit may come after later ones: match by `re`.
-        var replies: [Int64: JSONObject] = [:]
-        while replies.count < lines.count {
-            let m = try a.next()
-            if let re = m["re"]?.intValue { replies[re] = m }
-        }
+        let replies = try a.pipeline(lines)
         for id in 99...104 as ClosedRange<Int64> { ok(replies[id]!) }
         let answer = replies[105]!
         ok(answer)
