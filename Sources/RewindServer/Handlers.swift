@@ -177,13 +177,18 @@ extension Server {
         }
     }
 
-    /// An `open` finished (either way): requests that waited behind it run now.
+    /// An `open` finished (either way): the document no longer counts as being opened.
     private func finishOpening(_ c: Connection, _ d: DocumentRuntime) {
         d.opensInFlight -= 1
         defer { documentMayBeIdle(d) }
         c.opening[d.id]! -= 1
         guard c.opening[d.id] == 0 else { return }
         c.opening[d.id] = nil
+    }
+
+    /// `c` has this runtime's document open (subscribed to this very runtime, not an evicted one).
+    func isOpen(_ d: DocumentRuntime, on c: Connection) -> Bool {
+        c.openDocuments.contains(d.id) && existingDocument(d.id) === d && d.subscribers[c.id] === c
     }
 
     /// Runs `body` once the runtime is ready and the document open on `c`:
@@ -194,8 +199,7 @@ extension Server {
         d.whenReady { [unowned self] error in
             guard !c.isClosed else { return body(.badRequest("connection closed")) }
             if let error { return body(error) }
-            let isOpen = c.openDocuments.contains(d.id) && self.existingDocument(d.id) === d && d.subscribers[c.id] === c
-            body(isOpen ? nil : .badRequest("document \"\(d.id)\" is not open on this connection (open it first, and wait for all its pages)"))
+            body(self.isOpen(d, on: c) ? nil : .badRequest("document \"\(d.id)\" is not open on this connection (open it first, and wait for all its pages)"))
         }
     }
 
@@ -268,14 +272,7 @@ extension Server {
         let ops = try Op.parseList(r.body["ops"], limits: limits)
         let action = try r.optionalString("action", maxBytes: limits.maxNameBytes)
         let selection = try Selection.parse(r.body["selection"])
-        let user = c.user!
-        let group = c.groups[doc]
-        var submission = DocumentLedger.Submission(
-            tx: tx, base: base, ops: ops, action: action, userID: user.id, userName: user.name,
-            client: c.clientID!, eventID: UUID.random(), time: wallClockMillis(),
-            openGroup: group?.id, selection: selection ?? group?.selectionBefore)
-        submission.typingWindow = config.typingWindowMs
-        submission.groupAction = group?.action
+        let submission = self.submission(c, doc: doc, tx: tx, base: base, ops: ops, action: action, selection: selection)
         let reply: DocumentRuntime.Reply = { result in
             switch result {
             case let .success(.version(version)): c.reply(Message.reply(r.id, [("version", .int(version))]))
@@ -284,6 +281,23 @@ extension Server {
             }
         }
         document(doc).run(.init(command: .submit(submission), replies: [reply]))
+    }
+
+    /// `c`'s edit of `doc` as the ledger takes it: joined to the group the
+    /// terminal holds open (whose name and first selection it carries), with
+    /// the server's typing window. Used by `submit` and by chain actions.
+    func submission(_ c: Connection, doc: String, tx: String, base: Int64, ops: [Op], action: String?,
+                    selection: Selection?) -> DocumentLedger.Submission
+    {
+        let user = c.user!
+        let group = c.groups[doc]
+        var s = DocumentLedger.Submission(
+            tx: tx, base: base, ops: ops, action: action, userID: user.id, userName: user.name,
+            client: c.clientID!, eventID: UUID.random(), time: wallClockMillis(),
+            openGroup: group?.id, selection: selection ?? group?.selectionBefore)
+        s.typingWindow = config.typingWindowMs
+        s.groupAction = group?.action
+        return s
     }
 }
 

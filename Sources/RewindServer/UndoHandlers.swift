@@ -24,6 +24,16 @@ extension Server {
         return document(doc)
     }
 
+    /// Runs `body` with the request's scope once the document is open and the
+    /// requests before this one have run (so a `focus` sent just before counts);
+    /// answers the error instead when there is one.
+    private func whenOpenInScope(_ r: Request, _ c: Connection, _ d: DocumentRuntime, _ body: @escaping (Key?) -> Void) {
+        whenOpen(c, d) { [self] error in
+            if let error { return c.fail(r, error) }
+            do throws(RewindError) { body(try self.scope(r, d, c)) } catch { c.fail(r, error) }
+        }
+    }
+
     /// The history a request works on: `scope` null is the document's, a node
     /// id that node's; without `scope`, the terminal's focus decides.
     private func scope(_ r: Request, _ d: DocumentRuntime, _ c: Connection) throws(RewindError) -> Key? {
@@ -78,10 +88,7 @@ extension Server {
             return c.reply(Message.reply(r.id, [("level", .int(Int64(c.groups[d.id]!.level)))]))
         }
         let user = c.user!
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            let scope: Key?
-            do throws(RewindError) { scope = try self.scope(r, d, c) } catch { return c.fail(r, error) }
+        whenOpenInScope(r, c, d) { scope in
             guard let top = d.history.topUndo(user: user.id, scope: scope) else {
                 return c.fail(r, .notFound("set_action: no group to name"))
             }
@@ -101,11 +108,8 @@ extension Server {
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
         let policy = try conflictPolicy(r)
         // The scope (focus decides without one) as it is once the requests before this one ran.
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            do throws(RewindError) {
-                self.runRevert(r, c, d, RevertOptions(kind: kind, scope: try self.scope(r, d, c), policy: policy, tx: tx))
-            } catch { c.fail(r, error) }
+        whenOpenInScope(r, c, d) { [self] scope in
+            self.runRevert(r, c, d, RevertOptions(kind: kind, scope: scope, policy: policy, tx: tx))
         }
     }
 
@@ -146,7 +150,7 @@ extension Server {
             switch result {
             case let .success(.revert(res)):
                 // The terminal that undid gets the selection back (and the others see it there).
-                if let s = res.selection, d.current.document[s.node]?.focusable == true, d.subscribers[c.id] != nil {
+                if let s = res.selection, d.current.document[s.node]?.focusable == true {
                     self.setPresence(d, c, Presence(node: s.node, selection: s).after([], byThisTerminal: true, in: d.current.document))
                 }
                 c.reply(Message.reply(r.id, extra + [
@@ -176,9 +180,7 @@ extension Server {
         let live = LivePrompt(prompt: prompt, doc: d.id) { [unowned self] answer, c, r in
             guard let r else { return }  // cancelled: the undo is dropped
             guard answer != Prompt.ActionID.cancel else { return c.reply(Message.reply(r.id)) }
-            guard c.openDocuments.contains(d.id), self.existingDocument(d.id) === d else {
-                return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal"))
-            }
+            guard self.isOpen(d, on: c) else { return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal")) }
             var forced = o
             forced.policy = .force
             forced.expectedGroup = group
@@ -195,10 +197,7 @@ extension Server {
     private func clearHistory(_ r: Request, _ c: Connection) throws(RewindError) {
         let d = try openDocument(r, c)
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            let scope: Key?
-            do throws(RewindError) { scope = try self.scope(r, d, c) } catch { return c.fail(r, error) }
+        whenOpenInScope(r, c, d) { scope in
             let mark = DocumentRuntime.MarkRequest(kind: .clear, userID: c.user!.id, client: c.clientID!, scope: scope, tx: tx)
             d.run(.init(command: .mark(mark), replies: [{ result in
                 switch result {
@@ -212,10 +211,7 @@ extension Server {
     private func history(_ r: Request, _ c: Connection) throws(RewindError) {
         let d = try openDocument(r, c)
         let user = c.user!.id
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            let scope: Key?
-            do throws(RewindError) { scope = try self.scope(r, d, c) } catch { return c.fail(r, error) }
+        whenOpenInScope(r, c, d) { scope in
             let h = d.committed.history
             let s = h.stacks(user: user, scope: scope)
             func list(_ keys: [UndoHistory.GroupKey]) -> JSON {

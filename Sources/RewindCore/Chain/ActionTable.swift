@@ -34,8 +34,6 @@ public struct ActionTable<Context, Payload> {
 
     public init() {}
 
-    public var actions: [String] { handlers.keys.sorted() }
-
     /// Adds a handler of `action` at `level`. Several handlers of one action
     /// at one level are asked in the order they were registered.
     public mutating func register(_ action: String, at level: Level, payload: Payload,

@@ -15,7 +15,6 @@ public struct PromptQueue: Sendable, Equatable {
     public var presented: [String] { Prompt.Level.allCases.reversed().compactMap { shown[$0] } }
     /// Every id shown or waiting.
     public var all: [String] { presented + Prompt.Level.allCases.reversed().flatMap { waiting[$0] ?? [] } }
-    public var isEmpty: Bool { shown.isEmpty }
 
     public func isPresented(_ id: String) -> Bool { shown.values.contains(id) }
     public func contains(_ id: String) -> Bool { isPresented(id) || waiting.values.contains { $0.contains(id) } }

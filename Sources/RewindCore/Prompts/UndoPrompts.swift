@@ -3,16 +3,12 @@
 /// and the error prompt of a rejected request.
 public enum UndoPrompts {
     /// What a history can do now, with the groups a prompt's answer must still find on top.
-    public struct Tops: Sendable, Equatable {
+    public struct Tops: Sendable {
         public var undo: (group: String, action: String?)?
         public var redo: (group: String, action: String?)?
         public init(undo: (group: String, action: String?)?, redo: (group: String, action: String?)?) {
             self.undo = undo
             self.redo = redo
-        }
-        public static func == (a: Tops, b: Tops) -> Bool {
-            a.undo?.group == b.undo?.group && a.undo?.action == b.undo?.action
-                && a.redo?.group == b.redo?.group && a.redo?.action == b.redo?.action
         }
     }
 

@@ -96,15 +96,11 @@ extension Server {
     func submitFromChain(_ ctx: ChainContext, _ r: Request, by: Responder, ops: [Op], action: String, selection: Selection?,
                          caretAfter: Selection? = nil)
     {
-        let c = ctx.c, d = ctx.d, user = c.user!
+        let c = ctx.c, d = ctx.d
         let tx = ctx.args["tx"]?.stringValue ?? "chain-" + UUID.random()
-        let group = c.groups[d.id]
-        var submission = DocumentLedger.Submission(
-            tx: tx, base: d.current.version, ops: ops, action: group == nil ? action : nil, userID: user.id, userName: user.name,
-            client: c.clientID!, eventID: UUID.random(), time: wallClockMillis(), openGroup: group?.id,
-            selection: selection ?? group?.selectionBefore)
-        submission.typingWindow = config.typingWindowMs
-        submission.groupAction = group?.action
+        // Inside the terminal's open group the edit joins it and keeps the group's name.
+        let submission = self.submission(c, doc: d.id, tx: tx, base: d.current.version, ops: ops,
+                                         action: c.groups[d.id] == nil ? action : nil, selection: selection)
         d.run(.init(command: .submit(submission), replies: [{ result in
             switch result {
             case let .success(.version(v)):

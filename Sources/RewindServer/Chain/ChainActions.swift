@@ -1,8 +1,8 @@
 import RewindCore
 import RewindLoop
 
-/// What a chain handler sees: the terminal, the document as it is committed,
-/// the terminal's presence there, and the request's `args` (empty for `validate`).
+/// What a chain handler sees: the terminal, the document as it is now
+/// (including edits still being committed), the terminal's presence there, and the request's `args` (empty for `validate`).
 struct ChainContext {
     unowned let server: Server
     let c: Connection
@@ -117,15 +117,11 @@ extension Server {
         }
     }
 
+    /// The plain title of an action nobody claims: the built-ins' menu words, else the action's name.
     static func defaultTitle(_ action: String, locale: String) -> String {
-        switch action {
-        case "undo": return Titles.word("Undo", locale: locale)
-        case "redo": return Titles.word("Redo", locale: locale)
-        case "delete": return Titles.word("Delete", locale: locale)
-        case "copy": return Titles.word("Copy", locale: locale)
-        case "paste": return Titles.word("Paste", locale: locale)
-        case "select_all": return Titles.word("Select All", locale: locale)
-        default: return action
-        }
+        builtInWords[action].map { Titles.word($0, locale: locale) } ?? action
     }
+
+    private static let builtInWords = ["undo": "Undo", "redo": "Redo", "delete": "Delete", "copy": "Copy",
+                                       "paste": "Paste", "select_all": "Select All"]
 }

@@ -36,9 +36,7 @@ extension Server {
                 default: return r.map { c.reply(Message.reply($0.id)) } ?? ()  // cancel: nothing to undo
                 }
                 guard let r else { return }
-                guard c.openDocuments.contains(d.id), self.existingDocument(d.id) === d else {
-                    return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal"))
-                }
+                guard self.isOpen(d, on: c) else { return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal")) }
                 // The answer is about the group the prompt named: if another is on top now, `conflict`.
                 let group = kind == .undo ? tops.undo?.group : tops.redo?.group
                 self.runRevert(r, c, d, .init(kind: kind, scope: scope, policy: .prompt, expectedGroup: group))
