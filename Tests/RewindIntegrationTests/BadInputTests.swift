@@ -11,6 +11,7 @@ final class BadInputTests: XCTestCase {
         try t.hello("alice", db)
         try other.hello("bob", db)
         try t.request("create_doc", [("doc", "d")])
+        try t.share("d", "bob")
         try t.submit("d", tx: "seed", base: 0, [["op": "create", "node": "t", "parent": "root", "index": 0, "kind": "text", "text": "abc"],
                                                 ["op": "create", "node": "box", "parent": "root", "index": 1, "kind": "view"],
                                                 ["op": "create", "node": "inner", "parent": "box", "index": 0, "kind": "view"]])
@@ -36,7 +37,7 @@ final class BadInputTests: XCTestCase {
         try expect(#"{"id": 10, "type": "submit", "doc": "d", "tx": "b", "base": 1, "ops": [{"op": "set", "node": "ghost", "key": "k", "value": 1}]}"#, "not_found", re: 10)
         try expect(#"{"id": 11, "type": "submit", "doc": "d", "tx": "c", "base": 1, "ops": [{"op": "move", "node": "box", "parent": "inner", "index": 0}]}"#, "bad_request", re: 11)
         try expect(#"{"id": 12, "type": "submit", "doc": "d", "tx": "e", "base": 1, "ops": [{"op": "insert", "node": "t", "pos": 99, "text": "x"}]}"#, "bad_request", re: 12)
-        try expect(#"{"id": 13, "type": "submit", "doc": "d", "tx": "f", "base": 7, "ops": []}"#, "version", re: 13)
+        try expect(#"{"id": 13, "type": "submit", "doc": "d", "tx": "f", "base": 7, "ops": [{"op": "delete", "node": "t"}]}"#, "version", re: 13)
         try expect(#"{"id": 14, "type": "submit", "doc": "nope", "tx": "g", "base": 0, "ops": []}"#, "not_found", re: 14)
         try expect(#"{"id": 15, "type": "submit", "doc": "d", "tx": "h", "base": 1, "ops": [{"op": "set", "node": "t", "key": "k", "value": "a\u0000b"}]}"#, "bad_request", re: 15)
         try expect(#"{"id": 16, "type": "open", "doc": "d", "doc": "e"}"#, "bad_request", re: 16)

@@ -7,6 +7,8 @@ public struct Document: Sendable, Equatable {
     public private(set) var nodes: [Key: Node]
     /// Total text scalars over all nodes, kept to enforce the document size limit cheaply.
     public private(set) var textScalars = 0
+    /// Total encoded bytes of props over all nodes (`Node.propBytes`), for the same reason.
+    public private(set) var propBytes = 0
 
     public init() {
         nodes = [Document.rootID: Node(id: Document.rootID, parent: nil, kind: "root")]
@@ -55,6 +57,7 @@ public struct Document: Sendable, Equatable {
 
     mutating func insertNode(_ node: Node, at index: Int) {
         textScalars += node.text.count
+        propBytes += node.propBytes
         nodes[node.id] = node
         if let p = node.parent { nodes[p]!.children.insert(node.id, at: index) }
     }
@@ -68,6 +71,7 @@ public struct Document: Sendable, Equatable {
         }
         for k in ids {
             textScalars -= nodes[k]!.text.count
+            propBytes -= nodes[k]!.propBytes
             nodes[k] = nil
         }
         return removed
@@ -75,9 +79,10 @@ public struct Document: Sendable, Equatable {
 
     @discardableResult
     mutating func update<T>(_ id: Key, _ body: (inout Node) -> T) -> T {
-        let before = nodes[id]!.text.count
+        let before = nodes[id]!.text.count, beforeProps = nodes[id]!.propBytes
         let result = body(&nodes[id]!)
         textScalars += nodes[id]!.text.count - before
+        propBytes += nodes[id]!.propBytes - beforeProps
         return result
     }
 
@@ -107,9 +112,11 @@ public struct Document: Sendable, Equatable {
             n.focusable = o["focusable"]?.boolValue ?? false
             n.undoScope = o["undoScope"]?.boolValue ?? false
             n.props = Dictionary(uniqueKeysWithValues: props.members.map { (Key($0.key), $0.value) })
+            n.propBytes = n.props.reduce(0) { $0 + Node.propBytes($1.key, $1.value) }
             n.text = Array(text.unicodeScalars)
             self.nodes[n.id] = n
             textScalars += n.text.count
+            propBytes += n.propBytes
         }
         guard self.nodes[Document.rootID] != nil else { throw RewindError(.internal, "document snapshot has no root") }
     }

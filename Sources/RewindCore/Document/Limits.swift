@@ -17,6 +17,13 @@ public struct Limits: Sendable {
     public var maxTreeDepth = 24
     /// Props on one node.
     public var maxPropsPerNode = 256
+    /// Bytes of one prop value, encoded as compact JSON.
+    public var maxPropValueBytes = 256 << 10
+    /// Bytes of all props of one node (keys and values, encoded).
+    public var maxNodePropBytes = 1 << 20
+    /// Bytes of all props of a document (with text and nodes, this bounds
+    /// what one `open` sends and what a document costs in memory).
+    public var maxDocumentPropBytes = 16 << 20
     /// Nesting depth of any JSON value on the wire.
     public var maxJSONDepth = 64
     /// How many versions `base` may lag behind the head before a submit is refused.

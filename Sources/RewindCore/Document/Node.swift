@@ -10,6 +10,8 @@ public struct Node: Sendable, Equatable {
     public var focusable = false
     public var undoScope = false
     public var props: [Key: JSON] = [:]
+    /// Encoded bytes of `props` (keys and values), kept to enforce the size limits cheaply.
+    public var propBytes = 0
     /// Text in Unicode scalars: protocol positions are scalar offsets.
     public var text: [Unicode.Scalar] = []
 
@@ -18,6 +20,15 @@ public struct Node: Sendable, Equatable {
         self.parent = parent
         self.kind = kind
         self.frame = frame
+    }
+
+    /// What one prop costs: its key and its value, encoded.
+    public static func propBytes(_ key: Key, _ value: JSON) -> Int { key.string.utf8.count + value.encodedSize }
+
+    static func checkPropValue(_ value: JSON, limits: Limits) throws(RewindError) {
+        guard limits.maxPropValueBytes < Int.max, value.encodedSize > limits.maxPropValueBytes else { return }
+        throw RewindError(.tooLarge, "a prop value holds at most \(limits.maxPropValueBytes) bytes (encoded)",
+                          details: ["limit": .int(Int64(limits.maxPropValueBytes))])
     }
 
     public var textString: String {

@@ -52,6 +52,10 @@ extension Document {
                 _ = removeSubtree(spec.id)
                 throw RewindError(.tooLarge, "a document holds at most \(limits.maxDocumentText) characters of text")
             }
+            guard propBytes <= limits.maxDocumentPropBytes else {
+                _ = removeSubtree(spec.id)
+                throw RewindError(.tooLarge, "a document holds at most \(limits.maxDocumentPropBytes) bytes of props")
+            }
             return (.create(spec, parent: parent, index: at), .delete(spec.id))
 
         case let .delete(id):
@@ -87,8 +91,20 @@ extension Document {
                 if !value.isNull && old.isNull && n.props.count >= limits.maxPropsPerNode {
                     throw .badRequest("a node holds at most \(limits.maxPropsPerNode) props")
                 }
+                let oldBytes = old.isNull ? 0 : Node.propBytes(k, old)
+                let newBytes = value.isNull ? 0 : Node.propBytes(k, value)
+                if !value.isNull {
+                    try Node.checkPropValue(value, limits: limits)
+                    guard n.propBytes - oldBytes + newBytes <= limits.maxNodePropBytes else {
+                        throw RewindError(.tooLarge, "the props of one node hold at most \(limits.maxNodePropBytes) bytes")
+                    }
+                    guard propBytes - oldBytes + newBytes <= limits.maxDocumentPropBytes else {
+                        throw RewindError(.tooLarge, "a document holds at most \(limits.maxDocumentPropBytes) bytes of props")
+                    }
+                }
                 update(id) { node in
                     if value.isNull { node.props.removeValue(forKey: k) } else { node.props[k] = value }
+                    node.propBytes += newBytes - oldBytes
                 }
                 return (op, .set(id, key: key, value: old))
             }
@@ -144,6 +160,14 @@ extension Document {
             if s.text.count > limits.maxTextPerNode {
                 throw RewindError(.tooLarge, "a node holds at most \(limits.maxTextPerNode) characters of text")
             }
+            var bytes = 0
+            for (k, v) in s.props {
+                try Node.checkPropValue(v, limits: limits)
+                bytes += Node.propBytes(k, v)
+            }
+            if bytes > limits.maxNodePropBytes {
+                throw RewindError(.tooLarge, "the props of one node hold at most \(limits.maxNodePropBytes) bytes")
+            }
             stack.append(contentsOf: s.children)
         }
     }
@@ -154,6 +178,7 @@ extension Document {
         node.focusable = spec.focusable
         node.undoScope = spec.undoScope
         node.props = spec.props
+        node.propBytes = spec.props.reduce(0) { $0 + Node.propBytes($1.key, $1.value) }
         node.text = spec.text
         insertNode(node, at: index)
         for (i, child) in spec.children.enumerated() { insertSpec(child, parent: spec.id, index: i) }
@@ -181,6 +206,9 @@ extension Limits {
         l.maxTextPerNode = .max
         l.maxDocumentText = .max
         l.maxPropsPerNode = .max
+        l.maxPropValueBytes = .max
+        l.maxNodePropBytes = .max
+        l.maxDocumentPropBytes = .max
         l.maxTreeDepth = .max
         l.maxOpsPerTransaction = .max
         l.maxNameBytes = .max

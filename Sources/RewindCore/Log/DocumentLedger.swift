@@ -52,6 +52,10 @@ public struct DocumentLedger: Sendable {
         public var groupAction: String?
         /// The terminal's selection before the ops.
         public var selection: Selection?
+        /// The selection came with the request (not from the terminal's open
+        /// group): it must name an existing node and lie inside its text at
+        /// `base`. A group's selection, given earlier, is clamped instead.
+        public var checksSelection = true
         /// Text edits by one terminal in one node this close together (ms) coalesce into one "Typing" group.
         public var typingWindow: Int64 = 500
 
@@ -102,10 +106,9 @@ public struct DocumentLedger: Sendable {
                               details: ["head": .int(version), "limit": .int(Int64(limits.maxRebaseDistance))])
         }
         var ops = s.ops
-        if s.base < version {
-            let concurrent = recent[Int(s.base + 1 - recentStart)...].flatMap { $0 }
-            ops = TextTransform.rebase(ops, through: concurrent)
-        }
+        let concurrent = s.base < version ? recent[Int(s.base + 1 - recentStart)...].flatMap { $0 } : []
+        if !concurrent.isEmpty { ops = TextTransform.rebase(ops, through: concurrent) }
+        let selection = try placeSelection(s, through: concurrent)
         let scope = undoScope(of: ops)
         let applied: Document.Applied
         do {
@@ -114,12 +117,29 @@ public struct DocumentLedger: Sendable {
             throw RewindError(.conflict, "\(e.message) (changed by a concurrent transaction since version \(s.base))", details: e.details)
         }
         let group = s.openGroup ?? coalescingGroup(s, ops: applied.ops, scope: scope) ?? s.eventID
-        let meta = EventMeta(scope: scope, open: s.openGroup != nil, selection: s.selection)
+        let meta = EventMeta(scope: scope, open: s.openGroup != nil, selection: selection)
         let event = Event(doc: doc, version: version + 1, id: s.eventID, tx: s.tx, txDigest: digest, userID: s.userID,
                           userName: s.userName, client: s.client, group: group, kind: .edit, action: s.action ?? s.groupAction,
                           base: s.base, ops: applied.ops, inverse: applied.inverse, refers: nil, time: s.time, meta: meta)
         record(event)
         return .appended(event)
+    }
+
+    /// The submit's selection moved through the text ops committed since its
+    /// base, checked against (or, for a group's, clamped to) the node's text.
+    private func placeSelection(_ s: Submission, through concurrent: [Op]) throws(RewindError) -> Selection? {
+        guard var sel = s.selection else { return nil }
+        for op in concurrent where op.node == sel.node && op.isText { sel = sel.mapped(through: op, gravity: .left) }
+        guard let n = document[sel.node] else {
+            guard s.checksSelection else { return nil }
+            throw .notFound("selection: no node \"\(sel.node)\"", details: ["node": .string(sel.node.string)])
+        }
+        if sel.end > n.text.count {
+            guard s.checksSelection else { return Selection(node: sel.node, start: min(sel.start, n.text.count), end: n.text.count) }
+            throw .badRequest("selection: need 0 <= start <= end <= \(n.text.count) (the text length of \"\(sel.node)\" at base)",
+                              details: ["length": .int(Int64(n.text.count))])
+        }
+        return sel
     }
 
     /// The innermost node with `undoScope` that contains every node the ops

@@ -72,13 +72,36 @@ extension JSON {
     public var stringValue: String? { if case let .string(s) = self { return s }; return nil }
     public var arrayValue: [JSON]? { if case let .array(a) = self { return a }; return nil }
     public var boolValue: Bool? { if case let .bool(b) = self { return b }; return nil }
+    /// An integer written as one: `100`, never `1e2` or `100.0`. Versions and
+    /// positions are counts; a client that writes them as floats has a bug
+    /// worth reporting rather than a value worth guessing.
     public var intValue: Int64? {
+        if case let .int(i) = self { return i }
+        return nil
+    }
+
+    /// Bytes of the compact encoding (what a value costs in a document).
+    public var encodedSize: Int {
         switch self {
-        case let .int(i): return i
-        // 3.0 is an integer a client wrote with a decimal point; accept it where an integer is due.
-        case let .double(d) where d.rounded() == d && abs(d) < 9.0e15: return Int64(d)
-        default: return nil
+        case .null: return 4
+        case let .bool(b): return b ? 4 : 5
+        case .int, .double: return JSONWriter.encode(self).count
+        case let .string(s): return JSON.encodedSize(of: s)
+        case let .array(a): return 2 + a.reduce(max(0, a.count - 1)) { $0 + $1.encodedSize }
+        case let .object(o): return 2 + o.members.reduce(max(0, o.members.count - 1)) { $0 + JSON.encodedSize(of: $1.key) + 1 + $1.value.encodedSize }
         }
+    }
+
+    static func encodedSize(of s: String) -> Int {
+        var n = 2
+        for c in s.utf8 {
+            switch c {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09: n += 2
+            case 0..<0x20: n += 6
+            default: n += 1
+            }
+        }
+        return n
     }
     public var doubleValue: Double? {
         switch self {

@@ -47,6 +47,9 @@ public struct JSONWriter {
 
     private mutating func raw(_ s: String) { bytes.append(contentsOf: s.utf8) }
 
+    /// Bytes already encoded (a prefix built elsewhere, punctuation).
+    public mutating func write(raw b: [UInt8]) { bytes.append(contentsOf: b) }
+
     public mutating func write(string s: String) {
         bytes.append(UInt8(ascii: "\""))
         for c in s.utf8 {
