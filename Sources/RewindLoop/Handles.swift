@@ -70,6 +70,35 @@ public final class BeforeSleep: LoopHandle<uv_prepare_t> {
     override func releaseCallbacks() { callback = {} }
 }
 
+/// Runs a callback on every loop turn while started, and keeps the loop from
+/// sleeping meanwhile: work left over from one turn (a connection that used
+/// its share of requests) continues on the next without waiting for I/O.
+public final class EveryTurn: LoopHandle<uv_idle_t> {
+    private var callback: () -> Void
+    public private(set) var isActive = false
+
+    public init(loop: EventLoop, _ body: @escaping () -> Void) {
+        callback = body
+        super.init()
+        uv_idle_init(loop.raw, handle)
+        retainByHandle()
+    }
+
+    public func start() {
+        guard !isActive else { return }
+        isActive = true
+        uv_idle_start(handle) { h in EveryTurn.owner(of: h).callback() }
+    }
+
+    public func stop() {
+        guard isActive else { return }
+        isActive = false
+        uv_idle_stop(handle)
+    }
+
+    override func releaseCallbacks() { callback = {} }
+}
+
 /// A POSIX signal delivered on the loop.
 public final class SignalWatcher: LoopHandle<uv_signal_t> {
     private var callback: (Int32) -> Void

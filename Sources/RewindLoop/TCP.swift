@@ -6,6 +6,8 @@ public final class TCPListener {
     private let handle = allocateHandle(uv_tcp_t.self)
     private let loop: EventLoop
     private var onConnection: (TCPStream) -> Void = { _ in }
+    /// An accept that failed (out of descriptors, …): the libuv error code.
+    public var onAcceptError: (Int32) -> Void = { _ in }
 
     public init(loop: EventLoop) {
         self.loop = loop
@@ -32,12 +34,14 @@ public final class TCPListener {
         guard rc == 0 else { throw LoopError("cannot bind \(host):\(port): \(uvErrorText(rc))") }
         rc = uv_listen(UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self), backlog) { server, status in
             let me = Unmanaged<TCPListener>.fromOpaque(server!.pointee.data).takeUnretainedValue()
-            guard status == 0 else { return }
+            guard status == 0 else { return me.onAcceptError(status) }
             let stream = TCPStream(loop: me.loop)
-            if uv_accept(server, stream.stream) == 0 {
+            let rc = uv_accept(server, stream.stream)
+            if rc == 0 {
                 me.onConnection(stream)
             } else {
-                stream.close()
+                stream.close(now: true)
+                me.onAcceptError(rc)
             }
         }
         guard rc == 0 else { throw LoopError("cannot listen on \(host):\(port): \(uvErrorText(rc))") }
@@ -61,6 +65,7 @@ public final class TCPListener {
         guard !closed else { return }
         closed = true
         onConnection = { _ in }
+        onAcceptError = { _ in }
         closeHandle(handle)
     }
 }
@@ -87,8 +92,25 @@ public final class TCPStream {
         handle.pointee.data = Unmanaged.passRetained(self as AnyObject).toOpaque()
     }
 
+    /// True while libuv reads from the socket for us (see `pauseReading`).
+    public private(set) var isReading = false
+
     public func startReading(_ body: @escaping (UnsafeRawBufferPointer?) -> Void) {
         onRead = body
+        resumeReading()
+    }
+
+    /// Stops taking bytes from the socket: what the peer sends waits in the
+    /// kernel's buffers (and then in the peer's), which is back-pressure.
+    public func pauseReading() {
+        guard isReading, !isClosed else { return }
+        isReading = false
+        uv_read_stop(stream)
+    }
+
+    public func resumeReading() {
+        guard !isReading, !isClosed else { return }
+        isReading = true
         uv_read_start(stream, { h, _, buf in
             let me = Unmanaged<TCPStream>.fromOpaque(h!.pointee.data).takeUnretainedValue()
             buf!.pointee = uv_buf_init(me.loop.readBuffer.assumingMemoryBound(to: CChar.self), UInt32(EventLoop.readBufferSize))
@@ -98,12 +120,11 @@ public final class TCPStream {
                 me.onRead(UnsafeRawBufferPointer(start: me.loop.readBuffer, count: n))
             } else if n < 0 {
                 uv_read_stop(s)
+                me.isReading = false
                 me.onRead(nil)
             }
         })
     }
-
-    public func stopReading() { uv_read_stop(stream) }
 
     /// Bytes handed to the kernel-bound queue but not yet written.
     public var pendingWriteBytes: Int { handleClosing ? 0 : Int(uv_stream_get_write_queue_size(stream)) }

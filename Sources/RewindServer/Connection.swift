@@ -11,15 +11,34 @@ struct TerminalGroup {
     var selectionBefore: Selection?
 }
 
+/// A reply too large to encode at once (the state of a big document): it is
+/// produced in slices, as fast as the terminal reads, so it neither stalls
+/// the loop for others nor sits in memory whole.
+protocol ReplyStream: AnyObject {
+    /// Bytes still to come, estimated: counted against the output bound before they exist.
+    var remaining: Int { get }
+    var isDone: Bool { get }
+    /// About `max` bytes more (never empty until done).
+    func next(max: Int) -> [UInt8]
+}
+
 /// One terminal's TCP connection: frames in, replies and pushes out.
 ///
-/// Output is queued during a loop turn and written once per turn (the server
-/// flushes dirty connections just before the loop sleeps), so a burst of
-/// events costs one write per terminal. Pushes are bounded: past
-/// `maxOutputBytes` of unsent pushes the terminal is too slow and is closed,
-/// so it never stalls others or grows memory without bound. Replies are not
-/// counted against that bound: a large `open` reply is the terminal's own
-/// request, not a backlog.
+/// **In**: bytes are buffered in a `FrameDecoder` and frames are taken one at
+/// a time (`pump`), in order, while nothing holds the connection back: an
+/// answer it waits for before the next frame may run (`hold`: `hello`, an
+/// access check), output it has not read (`outputBytes` past the bound), too
+/// many of its commits in flight, or its share of this loop turn used up.
+/// Meanwhile the socket is not read, so what the peer sends waits in the
+/// kernel: back-pressure instead of memory.
+///
+/// **Out**: replies and pushes are queued during a loop turn and written once
+/// per turn (the server flushes dirty connections just before the loop
+/// sleeps), so a burst of events costs one write per terminal. Everything
+/// queued or not yet written counts against one bound (`--max-output-bytes`):
+/// past it the connection's own requests wait; pushes past twice the bound,
+/// or a connection over it for `--slow-timeout`, mean the terminal is too
+/// slow, and it is closed (`bye` `slow`).
 final class Connection {
     let id: Int
     let stream: TCPStream
@@ -27,14 +46,12 @@ final class Connection {
     var decoder: FrameDecoder
     let peer: String
     let connectedAt: UInt64
+    /// When the last complete line arrived (the idle timer counts lines, not bytes).
     var lastHeard: UInt64
 
     // Session
     var user: (id: Int64, name: String)?
     var clientID: String?
-    var authenticating = false
-    /// Frames that arrived while `hello` was being checked.
-    var deferred: [FrameDecoder.Frame] = []
     var openDocuments: Set<String> = []
     /// Documents with an `open` under way: requests sent right behind it
     /// (pasted or pipelined) count them as open, and run after it.
@@ -60,13 +77,38 @@ final class Connection {
     /// The session's pasteboard (`copy` / `paste` on the chain).
     var clipboard: [Unicode.Scalar] = []
 
-    private var output: [SharedBytes] = []
-    private var outputPushBytes = 0
-    /// Push bytes queued or handed to libuv and not yet written.
-    private var pushBytesOutstanding = 0
+    // Input
+    private var holds = 0
+    private var pumping = false
+    /// In the server's list of connections to continue on the next loop turn.
+    var continuesNextTurn = false
+    /// Submits sent and not yet answered: past the limit, the next frames wait.
+    var commitsInFlight = 0
+    var requests: TokenBucket
+    var badFramesInARow = 0
+    /// Counted in `Server.handshakesPerAddress` (until hello succeeds or it ends).
+    var countedHandshake = false
+    /// Since when an incomplete line has been held (nil: none).
+    private(set) var partialSince: UInt64?
+    /// Bytes of the incomplete line as last counted in `Server.partialBytes`.
+    var partialCounted = 0
+
+    // Output
+    private enum Outgoing {
+        case bytes(SharedBytes)
+        case stream(ReplyStream)
+    }
+    private var output: [Outgoing] = []
+    /// Queued, streamed (estimated) and handed to libuv but not yet written.
+    private(set) var outputBytes = 0
+    private var writing = 0
+    /// Since when `outputBytes` has been past the bound (nil: it is not).
+    private(set) var overBoundSince: UInt64?
+    private var streamStarted = false
     private(set) var isDirty = false
     private(set) var isClosed = false
-    var badFramesInARow = 0
+
+    static let sliceBytes = 256 << 10
 
     init(id: Int, stream: TCPStream, server: Server) {
         self.id = id
@@ -76,9 +118,13 @@ final class Connection {
         peer = stream.peer
         connectedAt = server.loop.now
         lastHeard = connectedAt
+        requests = TokenBucket(rate: server.config.requestsPerSecond, burst: server.config.requestBurst, now: connectedAt)
     }
 
     var label: String { "\(user?.name ?? "-")/\(clientID ?? "-")@\(peer)" }
+
+    /// The peer's address without its port (limits per address count this).
+    var address: String { peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer }
 
     func start() {
         stream.startReading { [unowned self] data in
@@ -86,12 +132,60 @@ final class Connection {
                 self.server.connectionEnded(self, reason: "closed by peer")
                 return
             }
-            self.lastHeard = self.server.loop.now
-            self.decoder.feed(data) { frame in
-                guard !self.isClosed else { return }
-                self.server.handle(frame, from: self)
-            }
+            self.decoder.append(data)
+            self.pump()
         }
+    }
+
+    // MARK: Input
+
+    /// Frames may be dispatched now (see the type's comment).
+    private var mayDispatch: Bool {
+        holds == 0 && outputBytes < server.config.maxOutputBytes && commitsInFlight < server.config.maxCommitsInFlight
+    }
+
+    /// Dispatches buffered frames, in order, while nothing holds the
+    /// connection back; then reads from the socket only if it may go on.
+    func pump() {
+        guard !pumping, !isClosed else { return }
+        pumping = true
+        defer {
+            pumping = false
+            if !isClosed { afterPump() }
+        }
+        var served = 0
+        while mayDispatch && !isClosed {
+            guard served < server.config.requestsPerTurn else {
+                server.continueNextTurn(self)  // fair share: others go first
+                return
+            }
+            guard let frame = decoder.next() else { return }
+            served += 1
+            lastHeard = server.loop.now
+            server.handle(frame, from: self)
+        }
+    }
+
+    private func afterPump() {
+        // Read only when everything complete has been taken: the rest waits in the kernel.
+        let waiting = decoder.bufferedBytes > 0 && !decoder.holdsPartialLine
+        if mayDispatch && !waiting { stream.resumeReading() } else { stream.pauseReading() }
+        partialSince = decoder.holdsPartialLine ? (partialSince ?? server.loop.now) : nil
+        server.partialLineChanged(self, to: decoder.partialBytes)
+    }
+
+    /// The next frames wait until `release` (an answer this request needs first).
+    func hold() { holds += 1 }
+
+    func release() {
+        holds -= 1
+        if holds == 0 { pump() }
+    }
+
+    /// A submit was answered: the frames waiting behind the in-flight limit may go.
+    func commitAnswered() {
+        commitsInFlight -= 1
+        if commitsInFlight == server.config.maxCommitsInFlight - 1 { pump() }
     }
 
     // MARK: Output
@@ -108,23 +202,34 @@ final class Connection {
 
     func reply(_ bytes: [UInt8]) {
         guard !isClosed else { return }
-        output.append(SharedBytes(bytes))
-        markDirty()
+        enqueue(.bytes(SharedBytes(bytes)), bytes.count)
+    }
+
+    /// A reply produced in slices as the terminal reads it.
+    func reply(streaming s: ReplyStream) {
+        guard !isClosed else { return }
+        enqueue(.stream(s), s.remaining)
     }
 
     /// Queues a push; the same bytes object may go to many connections.
     func push(_ bytes: SharedBytes) {
         guard !isClosed else { return }
-        if pushBytesOutstanding + bytes.count > server.config.maxOutputBytes {
-            server.logger.warning("closing slow terminal", metadata: ["conn": "\(label)", "unsent": "\(pushBytesOutstanding)"])
-            close(reason: "slow", retry: true,
-                  message: "more than \(server.config.maxOutputBytes) bytes of pushes unread; reconnect and `open` with `since` to catch up")
-            return
+        if outputBytes + bytes.count > 2 * server.config.maxOutputBytes {
+            return slow("more than \(2 * server.config.maxOutputBytes) bytes unread")
         }
-        output.append(bytes)
-        outputPushBytes += bytes.count
-        pushBytesOutstanding += bytes.count
+        enqueue(.bytes(bytes), bytes.count)
+    }
+
+    private func enqueue(_ o: Outgoing, _ count: Int) {
+        output.append(o)
+        outputBytes += count
+        if outputBytes >= server.config.maxOutputBytes && overBoundSince == nil { overBoundSince = server.loop.now }
         markDirty()
+    }
+
+    func slow(_ why: String) {
+        server.logger.warning("closing slow terminal", metadata: ["conn": "\(label)", "why": "\(why)"])
+        close(reason: "slow", retry: true, message: "\(why); reconnect and `open` with `since` to catch up")
     }
 
     private func markDirty() {
@@ -134,20 +239,59 @@ final class Connection {
         }
     }
 
-    /// Writes everything queued, in one write.
+    /// Hands everything queued to libuv in one write; a streamed reply adds
+    /// a slice only while less than `sliceBytes` are still being written.
     func flush() {
         isDirty = false
         guard !output.isEmpty, !stream.isClosed else { return }
-        let chunks = output, pushBytes = outputPushBytes
-        output = []
-        outputPushBytes = 0
-        stream.write(chunks) { [weak self] _ in self?.pushBytesOutstanding -= pushBytes }
+        var chunks: [SharedBytes] = []
+        var bytes = 0
+        var taken = 0
+        scan: while taken < output.count {
+            switch output[taken] {
+            case let .bytes(b):
+                chunks.append(b)
+                bytes += b.count
+                taken += 1
+            case let .stream(s):
+                guard writing + bytes < Connection.sliceBytes else { break scan }  // more when this is read
+                let before = s.remaining
+                let slice = s.next(max: Connection.sliceBytes)
+                streamStarted = true
+                chunks.append(SharedBytes(slice))
+                bytes += slice.count
+                outputBytes += slice.count - (before - s.remaining)  // the estimate becomes real bytes
+                if s.isDone {
+                    outputBytes -= s.remaining
+                    streamStarted = false
+                    taken += 1
+                }
+            }
+        }
+        output.removeFirst(taken)
+        guard !chunks.isEmpty else { return }
+        writing += bytes
+        stream.write(chunks) { [weak self] _ in self?.written(bytes) }
+    }
+
+    private func written(_ bytes: Int) {
+        writing -= bytes
+        outputBytes -= bytes
+        guard !isClosed else { return }
+        if outputBytes < server.config.maxOutputBytes { overBoundSince = nil }
+        if !output.isEmpty { markDirty() }  // the rest of a streamed reply
+        if !stream.isReading || decoder.bufferedBytes > 0 { pump() }
     }
 
     /// Says `bye` and closes once it is written.
     func close(reason: String, retry: Bool, message: String) {
         guard !isClosed else { return }
-        output.append(SharedBytes(Message.bye(reason: reason, retry: retry, message: message)))
+        // What is queued behind a reply still streaming is dropped; end its line so the bye is a line of its own.
+        if let i = output.firstIndex(where: { if case .stream = $0 { return true }; return false }) {
+            output.removeSubrange(i...)
+            if streamStarted { output.append(.bytes(SharedBytes([0x0A]))) }
+        }
+        output.append(.bytes(SharedBytes(Message.bye(reason: reason, retry: retry, message: message))))
         flush()
         isClosed = true
         stream.close()

@@ -5,15 +5,8 @@ import RewindStore
 
 /// Requests → actions. One function per request type of PROTOCOL.md.
 extension Server {
+    /// One frame of `c`, taken in order by `Connection.pump`.
     func handle(_ frame: FrameDecoder.Frame, from c: Connection) {
-        // Lines pipelined behind `hello` wait for it, then run in order.
-        if c.authenticating {
-            guard c.deferred.count < config.maxDeferredFrames else {
-                return c.close(reason: "rate_limited", retry: true, message: "too many requests sent before hello was answered")
-            }
-            c.deferred.append(frame)
-            return
-        }
         let line: [UInt8]
         switch frame {
         case .tooLarge:
@@ -29,6 +22,11 @@ extension Server {
         case let .success(r): request = r
         }
         c.badFramesInARow = 0
+        if let wait = c.requests.take(now: loop.now) {
+            return c.fail(request, RewindError(
+                .rateLimited, "more than \(Int(config.requestsPerSecond)) requests a second on this connection; slow down",
+                details: ["retry_after_ms": .int(Int64(wait))]))
+        }
         do {
             try dispatch(request, from: c)
         } catch {
@@ -43,16 +41,42 @@ extension Server {
         }
     }
 
+    /// Session first, then access: a request about a document runs only if
+    /// the caller's role allows what `RequestAccess.needs` says it needs.
+    /// When the roles are not known yet, the connection's next frames wait
+    /// for them (`hold`), so requests still run in the order they were sent.
     private func dispatch(_ r: Request, from c: Connection) throws(RewindError) {
         if r.type == "hello" { return try hello(r, c) }
+        guard let user = c.user else { throw RewindError(.unauthorized, "say hello with a token first") }
         if r.type == "ping" { return c.reply(Message.reply(r.id)) }
-        guard c.user != nil else { throw RewindError(.unauthorized, "say hello with a token first") }
         if shuttingDown { throw RewindError(.unavailable, "server shutting down; reconnect") }
+        guard let need = RequestAccess.needs[r.type] else { return try route(r, c) }
+        let doc = try documentID(r)
+        if let a = access.cached(doc) {
+            try RequestAccess.check(a.role(of: user.id), need, doc: doc, request: r.type)
+            return try route(r, c)
+        }
+        c.hold()
+        access.load(doc) { [unowned self] result in
+            defer { c.release() }
+            guard !c.isClosed else { return }
+            do throws(RewindError) {
+                let a = try result.get()
+                try RequestAccess.check(a?.role(of: user.id), need, doc: doc, request: r.type)
+                try self.route(r, c)
+            } catch {
+                c.fail(r, error)
+            }
+        }
+    }
+
+    private func route(_ r: Request, _ c: Connection) throws(RewindError) {
         switch r.type {
         case "create_doc": try createDocument(r, c)
         case "open": try open(r, c)
         case "close": try close(r, c)
         case "submit": try submit(r, c)
+        case "share": try share(r, c)
         default:
             if try dispatchUndo(r, c) { return }
             if try dispatchFocus(r, c) { return }
@@ -65,7 +89,7 @@ extension Server {
     // MARK: Session
 
     private func hello(_ r: Request, _ c: Connection) throws(RewindError) {
-        guard c.user == nil, !c.authenticating else { throw .badRequest("hello was already said on this connection") }
+        guard c.user == nil else { throw .badRequest("hello was already said on this connection") }
         let token = try r.string("token", maxBytes: 256)
         let claimed = try r.optionalString("user", maxBytes: 64)
         let client = try r.optionalString("client", maxBytes: config.limits.maxNameBytes) ?? "t-" + Accounts.newToken().prefix(12)
@@ -73,22 +97,26 @@ extension Server {
         let shakeToEdit = try r.optionalBool("shake_to_edit") ?? true
         let errorPrompts = try r.optionalBool("error_prompts") ?? false
         let gestures = try gestureBindings(r)
-        c.authenticating = true
+        if let wait = helloRetryAfter(c) {
+            throw RewindError(.rateLimited, "too many failed hellos from \(c.address); try again later",
+                              details: ["retry_after_ms": .int(Int64(wait))])
+        }
+        // Lines sent behind hello wait for it.
+        c.hold()
         store.authenticate(token: token) { [unowned self] result in
-            c.authenticating = false
+            defer { c.release() }
             guard !c.isClosed else { return }
-            defer {
-                let waiting = c.deferred
-                c.deferred = []
-                for frame in waiting where !c.isClosed { self.handle(frame, from: c) }
-            }
             switch result {
             case let .failure(e): c.fail(r, e)
-            case .success(nil): c.fail(r, RewindError(.unauthorized, "unknown token"))
+            case .success(nil):
+                self.helloFailed(c, claimed: claimed, why: "unknown or revoked token")
+                c.fail(r, RewindError(.unauthorized, "unknown or revoked token"))
             case let .success(user?):
                 if let claimed, !claimed.utf8.elementsEqual(user.name.utf8) {
+                    self.helloFailed(c, claimed: claimed, why: "token of another user")
                     return c.fail(r, RewindError(.unauthorized, "this token belongs to another user"))
                 }
+                guard self.admitUser(c, user.id) else { return }
                 c.user = user
                 c.clientID = client
                 c.locale = Titles.locale(locale)
@@ -162,13 +190,18 @@ extension Server {
             if let error { return c.fail(r, error) }
             let head = d.committed.version
             guard let since else {
-                c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(head)), ("state", d.committed.document.json)]))
+                self.replyState(r, c, doc: doc, version: head, d.committed.document)
                 return self.subscribe(c, d)
             }
             guard since <= head else {
                 return c.fail(r, RewindError(.version, "since \(since) is beyond the head \(head)", details: ["head": .int(head)]))
             }
             if let events = d.recentEvents(after: since) {
+                let page = self.page(events)
+                guard page.count == events.count else {
+                    return c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(since + Int64(page.count))),
+                                                        ("events", .array(page)), ("more", true)]))
+                }
                 c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(head)), ("events", .array(events))]))
                 return self.subscribe(c, d)
             }
@@ -213,13 +246,14 @@ extension Server {
                 c.fail(r, e)
                 done()
             case let .success(events):
-                let last = events.last?.version ?? since
-                var json = events.map(\.json)
+                let all = events.map(\.json)
+                var json = self.page(all)
+                let last = json.isEmpty ? since : since + Int64(json.count)
                 d.whenReady { error in
                     defer { done() }
                     guard !c.isClosed else { return }
                     if let error { return c.fail(r, error) }
-                    if let rest = d.recentEvents(after: last) {
+                    if json.count == all.count, let rest = d.recentEvents(after: last), self.page(json + rest).count == json.count + rest.count {
                         json += rest
                         c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.committed.version)), ("events", .array(json))]))
                         self.subscribe(c, d)
@@ -229,6 +263,27 @@ extension Server {
                 }
             }
         }
+    }
+
+    /// The first events of `events` that fit in one reply page (`--max-page-bytes`; at least one).
+    private func page(_ events: [JSON]) -> [JSON] {
+        var bytes = 0
+        for (i, e) in events.enumerated() {
+            bytes += e.encodedSize
+            if bytes > config.maxPageBytes && i > 0 { return Array(events[..<i]) }
+        }
+        return events
+    }
+
+    /// `{doc, version, state}`: encoded at once when small, else streamed
+    /// node by node as the terminal reads (`StateReply`).
+    private func replyState(_ r: Request, _ c: Connection, doc: String, version: Int64, _ document: Document) {
+        let fields: [(String, JSON?)] = [("doc", .string(doc)), ("version", .int(version))]
+        let estimate = StateReply.estimate(document)
+        guard estimate > Connection.sliceBytes else {
+            return c.reply(Message.reply(r.id, fields + [("state", document.json)]))
+        }
+        c.reply(streaming: StateReply(head: Message.reply(r.id, fields), document: document, estimate: estimate))
     }
 
     private func subscribe(_ c: Connection, _ d: DocumentRuntime) {
@@ -249,17 +304,8 @@ extension Server {
 
     private func closeDocument(_ r: Request, _ c: Connection, _ doc: String) {
         guard !c.isClosed else { return }
-        let wasOpen = c.openDocuments.remove(doc) != nil
-        if wasOpen {
-            closeTerminalGroup(c, doc: doc)
-            cancelPrompts(of: c, doc: doc)
-        }
-        c.promptStates[doc] = nil
-        if let d = wasOpen ? document(doc) : nil {
-            leavePresence(d, c)
-            d.unsubscribe(c)
-            documentMayBeIdle(d)
-        }
+        let wasOpen = c.openDocuments.contains(doc)
+        leaveDocument(c, doc)
         c.reply(Message.reply(r.id, [("doc", .string(doc)), ("closed", .bool(wasOpen))]))
     }
 
@@ -270,10 +316,13 @@ extension Server {
         let base = try r.int("base")
         guard base >= 0 else { throw .badRequest("submit: `base` must be 0 or more") }
         let ops = try Op.parseList(r.body["ops"], limits: limits)
+        guard !ops.isEmpty else { throw .badRequest("submit: `ops` is empty; a transaction must change something") }
         let action = try r.optionalString("action", maxBytes: limits.maxNameBytes)
         let selection = try Selection.parse(r.body["selection"])
         let submission = self.submission(c, doc: doc, tx: tx, base: base, ops: ops, action: action, selection: selection)
+        c.commitsInFlight += 1
         let reply: DocumentRuntime.Reply = { result in
+            c.commitAnswered()
             switch result {
             case let .success(.version(version)): c.reply(Message.reply(r.id, [("version", .int(version))]))
             case .success: c.fail(r, RewindError(.internal, "submit answered with something other than a version"))
@@ -295,6 +344,7 @@ extension Server {
             tx: tx, base: base, ops: ops, action: action, userID: user.id, userName: user.name,
             client: c.clientID!, eventID: UUID.random(), time: wallClockMillis(),
             openGroup: group?.id, selection: selection ?? group?.selectionBefore)
+        s.checksSelection = selection != nil
         s.typingWindow = config.typingWindowMs
         s.groupAction = group?.action
         return s

@@ -16,6 +16,10 @@ public final class Server {
     let loop: EventLoop
     let logger: Logger
     let store: EventStore
+    /// PostgreSQL's notices to this server (role changes, revoked tokens).
+    let notifications: Notifications
+    /// Roles per document (`Access/AccessControl.swift`).
+    private(set) lazy var access = AccessControl(server: self)
     private var listener: TCPListener?
     private var connections: [Int: Connection] = [:]
     private var nextConnectionID = 1
@@ -23,6 +27,18 @@ public final class Server {
     var clients: [String: Connection] = [:]
     private var documents: [String: DocumentRuntime] = [:]
     var dirty: [Connection] = []
+    /// Connections that used their share of a loop turn with frames left.
+    private var runNext: [Connection] = []
+    private var everyTurn: EveryTurn?
+    /// Admission (`Admission.swift`): connections per user, handshakes and failed hellos per address.
+    var connectionsPerUser: [Int64: Int] = [:]
+    var handshakesPerAddress: [String: Int] = [:]
+    var failedHellos: [String: TokenBucket] = [:]
+    /// Connections accepted at most: `--max-connections`, lowered to fit the descriptor limit.
+    var connectionCap = 0
+    var acceptErrorLoggedAt: UInt64 = 0
+    /// Bytes held in incomplete lines, over all connections.
+    private(set) var partialBytes = 0
     /// Prompts presented or waiting on some terminal, by id.
     var prompts: [String: LivePrompt] = [:]
     var nextPromptNumber = 1
@@ -41,6 +57,8 @@ public final class Server {
         self.logger = logger
         loop = EventLoop()
         store = EventStore(loop: loop, conninfo: config.conninfo, logger: logger)
+        notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access"], logger: logger)
+        connectionCap = config.maxConnections
     }
 
     /// Connects to PostgreSQL, listens, and runs the loop until shutdown.
@@ -57,6 +75,7 @@ public final class Server {
             wait.close()
             do {
                 let listener = TCPListener(loop: self.loop)
+                listener.onAcceptError = { [unowned self] code in self.acceptFailed(code) }
                 try listener.listen(host: self.config.host, port: self.config.port) { [unowned self] stream in self.accept(stream) }
                 self.listener = listener
                 self.logger.info("listening", metadata: ["address": "\(self.config.host):\(listener.port)"])
@@ -71,7 +90,12 @@ public final class Server {
             self.logger.warning("PostgreSQL not reachable yet; listening anyway (requests get `unavailable` until it is)")
             startListening()
         }
+        fitDescriptorLimit()
+        notifications.onNotice = { [unowned self] _, payload in self.access.notice(payload) }
+        notifications.onListening = { [unowned self] in self.access.resync() }
         store.start()
+        notifications.start()
+        everyTurn = EveryTurn(loop: loop) { [unowned self] in self.continueTurn() }
         flusher = BeforeSleep(loop: loop) { [unowned self] in self.flushDirty() }
         let sweeper = Timer(loop: loop)
         sweeper.start(after: 1_000, repeat: 1_000) { [unowned self] in self.sweep() }
@@ -97,10 +121,11 @@ public final class Server {
             c.close(reason: "shutdown", retry: true, message: "server shutting down")
             return
         }
-        if connections.count >= config.maxConnections {
-            c.close(reason: "rate_limited", retry: true, message: "server at its limit of \(config.maxConnections) connections")
+        if connections.count >= connectionCap {
+            c.close(reason: "rate_limited", retry: true, message: "server at its limit of \(connectionCap) connections")
             return
         }
+        guard admitHandshake(c) else { return }
         connections[c.id] = c
         c.start()
     }
@@ -109,24 +134,70 @@ public final class Server {
     func connectionEnded(_ c: Connection, reason: String) {
         guard connections.removeValue(forKey: c.id) != nil else { return }
         if !c.isClosed { c.drop() }
+        admissionEnded(c)
+        partialLineChanged(c, to: 0)
         if let key = clientKey(c), clients[key] === c { clients[key] = nil }
         cancelPrompts(of: c, doc: nil)  // what it showed is cancelled (SPEC section 6)
-        for doc in c.openDocuments {
-            if c.user != nil { closeTerminalGroup(c, doc: doc) }  // a disconnect closes the terminal's open groups
-            if let d = documents[doc] {
-                leavePresence(d, c)  // no ghosts: the others see it leave at once
-                d.unsubscribe(c)
-                documentMayBeIdle(d)
-            }
-        }
-        c.openDocuments = []
+        // A disconnect closes the terminal's open groups; no ghosts: the others see it leave at once.
+        for doc in c.openDocuments { leaveDocument(c, doc, cancellingPrompts: false) }
         logger.debug("connection ended", metadata: ["conn": "\(c.label)", "reason": "\(reason)"])
         if shuttingDown { finishShutdownIfDone() }
+    }
+
+    /// `c` leaves `doc` (close, disconnect, access lost): its open group
+    /// closes, its prompts about it are cancelled, its presence goes.
+    func leaveDocument(_ c: Connection, _ doc: String, cancellingPrompts: Bool = true) {
+        guard c.openDocuments.remove(doc) != nil else { return }
+        if c.user != nil { closeTerminalGroup(c, doc: doc) }
+        if cancellingPrompts { cancelPrompts(of: c, doc: doc) }
+        c.promptStates[doc] = nil
+        if let d = documents[doc] {
+            leavePresence(d, c)
+            d.unsubscribe(c)
+            documentMayBeIdle(d)
+        }
+    }
+
+    var connectionCount: Int { connections.count }
+
+    /// The connections of one user, on this server.
+    func connectionsOf(user: Int64) -> [Connection] {
+        connections.values.filter { $0.user?.id == user }
     }
 
     func clientKey(_ c: Connection) -> String? {
         guard let u = c.user, let client = c.clientID else { return nil }
         return "\(u.id)\u{1F}\(client)"
+    }
+
+    /// `c` used its share of this turn: it goes on at the next, after the others.
+    func continueNextTurn(_ c: Connection) {
+        guard !c.continuesNextTurn else { return }
+        c.continuesNextTurn = true
+        runNext.append(c)
+        everyTurn?.start()  // the loop must not sleep while work is left
+    }
+
+    private func continueTurn() {
+        let list = runNext
+        runNext = []
+        for c in list {
+            c.continuesNextTurn = false
+            c.pump()
+        }
+        if runNext.isEmpty { everyTurn?.stop() }
+    }
+
+    /// Keeps the server-wide count of bytes held in incomplete lines; the
+    /// connection that takes it past `--max-partial-bytes` is closed.
+    func partialLineChanged(_ c: Connection, to bytes: Int) {
+        partialBytes += bytes - c.partialCounted
+        c.partialCounted = bytes
+        if bytes > 0 && partialBytes > config.maxPartialBytes && !c.isClosed {
+            logger.warning("too many bytes held in incomplete lines", metadata: ["conn": "\(c.label)", "held": "\(partialBytes)"])
+            c.close(reason: "rate_limited", retry: true,
+                    message: "the server holds too many incomplete lines; send whole lines, each ending in a newline")
+        }
     }
 
     private func flushDirty() {
@@ -154,10 +225,16 @@ public final class Server {
         for c in Array(connections.values) {
             if c.user == nil && now - c.connectedAt > config.handshakeTimeoutMs {
                 c.close(reason: "handshake_timeout", retry: true, message: "no hello within \(config.handshakeTimeoutMs / 1000) s")
+            } else if let since = c.partialSince, now - since > config.handshakeTimeoutMs {
+                c.close(reason: "partial_line", retry: true,
+                        message: "an incomplete line was held for more than \(config.handshakeTimeoutMs / 1000) s; end each line with a newline")
+            } else if let since = c.overBoundSince, now - since > config.slowTimeoutMs {
+                c.slow("output unread for \(config.slowTimeoutMs / 1000) s")
             } else if now - c.lastHeard > config.idleTimeoutMs {
-                c.close(reason: "idle", retry: true, message: "silent for \(config.idleTimeoutMs / 1000) s; send ping every 15 s")
+                c.close(reason: "idle", retry: true, message: "no complete line for \(config.idleTimeoutMs / 1000) s; send ping every 15 s")
             }
         }
+        forgetFullBuckets(now: now)
     }
 
     // MARK: Documents
@@ -213,6 +290,8 @@ public final class Server {
         flushDirty()
         flusher?.close()
         sweeper?.close()
+        everyTurn?.close()
+        notifications.stop()
         store.stop()
     }
 }

@@ -11,8 +11,11 @@ public struct ServerConfig: Sendable {
     public var idleTimeoutMs: UInt64 = 45_000
     /// A connection that has not said `hello` this long after connecting is closed.
     public var handshakeTimeoutMs: UInt64 = 10_000
-    /// Unsent pushes past this close the connection (`bye` reason `slow`).
+    /// Replies and pushes not yet written: past it the connection's requests
+    /// wait; pushes past twice this close it (`bye` reason `slow`).
     public var maxOutputBytes = 4 << 20
+    /// Bytes of one reply page of events (`open` with `since`): past it, `more: true`.
+    public var maxPageBytes = 1 << 20
     public var maxConnections = 10_000
     /// Documents one connection may have open at once.
     public var maxOpenDocuments = 64
@@ -20,8 +23,25 @@ public struct ServerConfig: Sendable {
     public var catchUpPage = 1_000
     /// Committed events per document kept in memory for catch-up without a query.
     public var recentEvents = 1_000
-    /// Lines a terminal may send before its `hello` is answered.
-    public var maxDeferredFrames = 256
+    /// Requests per second per connection (a token bucket; past it `rate_limited`).
+    public var requestsPerSecond: Double = 1_000
+    /// Requests a connection may save up (the bucket's size).
+    public var requestBurst: Double = 2_000
+    /// Requests of one connection handled per loop turn before the others get theirs.
+    public var requestsPerTurn = 32
+    /// Submits of one connection waiting for their commit; past it its next lines wait.
+    public var maxCommitsInFlight = 256
+    /// Connections one user may hold at once (past it the new one gets `bye` `rate_limited`).
+    public var maxConnectionsPerUser = 256
+    /// Connections from one address that have not said `hello` yet.
+    public var maxHandshakesPerAddress = 128
+    /// Failed `hello`s per address: per second, and how many may come at once.
+    public var failedHellosPerSecond: Double = 1
+    public var failedHelloBurst: Double = 10
+    /// Bytes held in incomplete lines over all connections (past it the connection adding more is closed).
+    public var maxPartialBytes = 256 << 20
+    /// A connection whose output stays past the bound this long is closed (`bye` `slow`).
+    public var slowTimeoutMs: UInt64 = 30_000
     /// Bad frames in a row after which a connection is dropped.
     public var maxBadFrames = 16
     /// How long a starting server waits for PostgreSQL before it listens anyway.

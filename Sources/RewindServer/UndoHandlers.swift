@@ -137,6 +137,11 @@ extension Server {
     /// and answers `{prompt: id}`.
     func runRevert(_ r: Request, _ c: Connection, _ d: DocumentRuntime, _ o: RevertOptions, extra: [(String, JSON?)] = []) {
         let user = c.user!
+        // Reached from requests checked on arrival, and from prompts answered later: the role may have changed since.
+        guard mayEdit(d, c) else {
+            return c.fail(r, RewindError(.forbidden, "\(o.kind.rawValue): a viewer of \"\(d.id)\" cannot undo or redo",
+                                         details: ["doc": .string(d.id), "role": "viewer", "needs": "edit"]))
+        }
         // Undo with a group open on this terminal closes it first (NSUndoManager).
         var closing: [DocumentRuntime.GroupClose] = []
         if let g = c.groups.removeValue(forKey: d.id) {

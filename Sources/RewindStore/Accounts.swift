@@ -36,5 +36,5 @@ public enum Accounts {
 
     /// The SQL that maps a token to its user, shared by the server's async path.
     static let authenticateSQL =
-        "SELECT u.id, u.name FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = sha256(convert_to($1, 'UTF8'))"
+        "SELECT u.id, u.name FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = sha256(convert_to($1, 'UTF8')) AND t.revoked_at IS NULL"
 }

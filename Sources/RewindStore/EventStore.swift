@@ -223,6 +223,22 @@ public final class EventStore {
         }
     }
 
+    /// The owner and members of `doc`, or nil when there is no such document.
+    public func access(doc: String, _ done: @escaping (Result<DocumentAccess?, RewindError>) -> Void) {
+        var s = AccessRows.load
+        s.params = [doc]
+        query(s) { result in done(result.flatMap { rows in Result { () throws(RewindError) in try AccessRows.decode(rows) } }) }
+    }
+
+    /// Gives `user` (a name) `role` on `doc`, or takes it away (nil), as `by`.
+    public func share(doc: String, user: String, role: Role?, by: Int64,
+                      _ done: @escaping (Result<AccessRows.Shared, RewindError>) -> Void)
+    {
+        query(.init(AccessRows.share, AccessRows.shareParams(doc: doc, user: user, role: role, by: by))) { result in
+            done(result.flatMap { rows in Result { () throws(RewindError) in try AccessRows.shared(rows, doc: doc, user: user, role: role) } })
+        }
+    }
+
     /// The user a token belongs to, or nil for an unknown token.
     public func authenticate(token: String, _ done: @escaping (Result<(id: Int64, name: String)?, RewindError>) -> Void) {
         query(.init(Accounts.authenticateSQL, [token])) { result in

@@ -24,11 +24,23 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Seconds of silence after which a connection is closed.")
     var idleTimeout: Int = 45
 
-    @Option(help: "Bytes of unsent pushes after which a slow terminal is disconnected.")
+    @Option(help: "Bytes of replies and pushes not yet written past which a connection's requests wait (pushes past twice this disconnect it: bye slow).")
     var maxOutputBytes: Int = 4 << 20
 
-    @Option(help: "Most simultaneous connections.")
+    @Option(help: "Seconds a connection may stay past --max-output-bytes before it is disconnected (bye slow).")
+    var slowTimeout: Int = 30
+
+    @Option(help: "Most simultaneous connections (lowered, with a warning, to fit the descriptor limit).")
     var maxConnections: Int = 10_000
+
+    @Option(help: "Connections one user may hold at once.")
+    var maxConnectionsPerUser: Int = 256
+
+    @Option(help: "Connections from one address that have not said hello yet.")
+    var maxHandshakesPerAddress: Int = 128
+
+    @Option(help: "Requests per second per connection (token bucket; burst twice this); past it: rate_limited with retry_after_ms.")
+    var requestsPerSecond: Int = 1_000
 
     @Option(help: "Milliseconds within which one terminal's text edits in one node coalesce into one \"Typing\" undo group.")
     var typingWindow: Int64 = 500
@@ -52,7 +64,8 @@ struct RewindServerCommand: ParsableCommand {
         guard undoLevels >= 0 else { throw ValidationError("--undo-levels must be 0 (unlimited) or more") }
         guard presenceMoves == "push" || presenceMoves == "quiet" else { throw ValidationError("--presence-moves must be push or quiet") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
-        guard idleTimeout > 0, maxOutputBytes > 0, maxConnections > 0 else { throw ValidationError("limits must be positive") }
+        guard idleTimeout > 0, maxOutputBytes > 0, maxConnections > 0, slowTimeout > 0, maxConnectionsPerUser > 0,
+              maxHandshakesPerAddress > 0, requestsPerSecond > 0 else { throw ValidationError("limits must be positive") }
     }
 
     func run() throws {
@@ -68,6 +81,11 @@ struct RewindServerCommand: ParsableCommand {
         config.idleTimeoutMs = UInt64(idleTimeout) * 1000
         config.maxOutputBytes = maxOutputBytes
         config.maxConnections = maxConnections
+        config.slowTimeoutMs = UInt64(slowTimeout) * 1000
+        config.maxConnectionsPerUser = maxConnectionsPerUser
+        config.maxHandshakesPerAddress = maxHandshakesPerAddress
+        config.requestsPerSecond = Double(requestsPerSecond)
+        config.requestBurst = 2 * Double(requestsPerSecond)
         config.typingWindowMs = typingWindow
         config.undoLevels = undoLevels
         config.snapshotEvery = snapshotEvery

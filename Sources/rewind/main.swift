@@ -13,7 +13,7 @@ struct Rewind: ParsableCommand {
 struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Operate a Rewind database: schema, users, the event log.",
-        subcommands: [Migrate.self, Replay.self, User.self])
+        subcommands: [Migrate.self, Replay.self, User.self, Grant.self, Revoke.self])
 }
 
 /// Where the database is: shared by every admin command.
@@ -82,7 +82,7 @@ extension Admin {
     struct User: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Manage users and their tokens.",
-            subcommands: [Add.self, Token.self])
+            subcommands: [Add.self, Token.self, List.self, Revoke.self])
 
         struct Add: ParsableCommand {
             static let configuration = CommandConfiguration(
@@ -98,6 +98,51 @@ extension Admin {
             }
         }
 
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "List users: live and revoked tokens, documents owned and shared with them.")
+            @OptionGroup var db: DatabaseOptions
+            @Flag(help: "One JSON object per line instead of a table.")
+            var json = false
+
+            func run() throws {
+                let database = try db.connect()
+                let users: [AccessRows.UserInfo]
+                do { users = try AccessRows.users(db: database) } catch { throw Failure(error) }
+                if json {
+                    for u in users {
+                        print(JSONWriter.string(.obj([("user", .string(u.name)), ("created", .string(u.created)), ("tokens", .int(Int64(u.tokens))),
+                                                      ("revoked", .int(Int64(u.revoked))), ("owns", .int(Int64(u.owns))), ("shared", .int(Int64(u.shared)))])))
+                    }
+                    return
+                }
+                let rows = [["USER", "CREATED", "TOKENS", "REVOKED", "OWNS", "SHARED"]]
+                    + users.map { [$0.name, $0.created, String($0.tokens), String($0.revoked), String($0.owns), String($0.shared)] }
+                let widths = (0..<6).map { c in rows.map { $0[c].count }.max() ?? 0 }
+                for r in rows {
+                    print(r.enumerated().map { $1 + String(repeating: " ", count: widths[$0] - $1.count) }.joined(separator: "  "))
+                }
+            }
+        }
+
+        struct Revoke: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Revoke every token of a user; their connections get `bye` `unauthorized` at once.",
+                discussion: """
+                    Every server instance is told (LISTEN/NOTIFY) and closes the user's connections
+                    with {"push":"bye","reason":"unauthorized","retry":false}. `rewind admin user token
+                    NAME` issues a new token later. Prints how many tokens were revoked.
+                    """)
+            @OptionGroup var db: DatabaseOptions
+            @Argument(help: "The user's name.")
+            var name: String
+
+            func run() throws {
+                let database = try db.connect()
+                do { print("revoked \(try AccessRows.revokeTokens(of: name, db: database)) token(s) of \(name)") } catch { throw Failure(error) }
+            }
+        }
+
         struct Token: ParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Issue one more token for an existing user and print it.")
@@ -109,6 +154,53 @@ extension Admin {
                 let database = try db.connect()
                 do { print(try Accounts.token(for: name, db: database)) } catch { throw Failure(error) }
             }
+        }
+    }
+}
+
+extension Admin {
+    struct Grant: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give a user a role on a document: editor or viewer.",
+            discussion: """
+                As the owner's `share` request does. An editor reads, edits and undoes its own
+                groups; a viewer reads only. The change takes effect at once on every server
+                instance. The owner (the document's creator) keeps its role.
+                """)
+        @OptionGroup var db: DatabaseOptions
+        @Argument(help: "The document id.")
+        var doc: String
+        @Argument(help: "The user's name.")
+        var user: String
+        @Argument(help: "editor or viewer.")
+        var role: String
+
+        func run() throws {
+            guard let r = Role(rawValue: role), r != .owner else { throw ValidationError("ROLE must be editor or viewer") }
+            let database = try db.connect()
+            do { _ = try AccessRows.share(doc: doc, user: user, role: r, db: database) } catch { throw Failure(error) }
+            print("\(user) is now \(r.rawValue) of \(doc)")
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Take a user's role on a document away.",
+            discussion: """
+                Terminals of that user with the document open get {"push":"closed","doc":…,
+                "reason":"forbidden"} at once, on every server instance; the document is then
+                `not_found` for them. The owner's role cannot be taken away.
+                """)
+        @OptionGroup var db: DatabaseOptions
+        @Argument(help: "The document id.")
+        var doc: String
+        @Argument(help: "The user's name.")
+        var user: String
+
+        func run() throws {
+            let database = try db.connect()
+            do { _ = try AccessRows.share(doc: doc, user: user, role: nil, db: database) } catch { throw Failure(error) }
+            print("\(user) has no role on \(doc) now")
         }
     }
 }

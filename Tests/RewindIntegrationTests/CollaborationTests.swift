@@ -48,6 +48,7 @@ final class CollaborationTests: XCTestCase {
         try b.hello("bob", db)
         XCTAssertEqual(try a.request("create_doc", [("doc", "plan")])["version"], 0)
         XCTAssertEqual(try b.request("create_doc", [("doc", "plan")]).errorCode, "conflict")
+        try a.share("plan", "bob")
         XCTAssertEqual(try a.request("open", [("doc", "plan")])["version"], 0)
         XCTAssertEqual(try b.request("open", [("doc", "plan")])["version"], 0)
 
@@ -73,6 +74,7 @@ final class CollaborationTests: XCTestCase {
         try a.hello("alice", db)
         try b.hello("bob", db)
         try a.request("create_doc", [("doc", "d")])
+        try a.share("d", "bob")
         try a.submit("d", tx: "1", base: 0, [textNode("t", "hello")])
         // Both type against version 1; Bob's arrives second and is rebased.
         try a.submit("d", tx: "2", base: 1, [["op": "insert", "node": "t", "pos": 5, "text": " world"]])
@@ -88,6 +90,7 @@ final class CollaborationTests: XCTestCase {
         let a = try Terminal(port: server.port)
         try a.hello("alice", db)
         try a.request("create_doc", [("doc", "d")])
+        try a.share("d", "bob")
         for i in 1...5 { try a.submit("d", tx: "t\(i)", base: Int64(i - 1), [["op": "set", "node": "root", "key": "k", "value": .int(Int64(i))]]) }
         let b = try Terminal(port: server.port)
         try b.hello("bob", db)
@@ -105,6 +108,7 @@ final class CollaborationTests: XCTestCase {
         let a = try Terminal(port: server.port)
         try a.hello("alice", db, client: "desk")
         try a.request("create_doc", [("doc", "d")])
+        try a.share("d", "bob")
         let op: JSON = ["op": "set", "node": "root", "key": "color", "value": "red"]
         XCTAssertEqual(try a.submit("d", tx: "once", base: 0, [op]), 1)
         XCTAssertEqual(try a.submit("d", tx: "once", base: 0, [op]), 1)
@@ -123,6 +127,7 @@ final class CollaborationTests: XCTestCase {
         let a = try Terminal(port: server.port)
         try a.hello("alice", db)
         try a.request("create_doc", [("doc", "d")])
+        try a.share("d", "bob")
         var live: [Int64: JSON] = [0: try a.request("open", [("doc", "d")])["state"]!]
         let steps: [[JSON]] = [
             [textNode("t", "héllo 😀"), ["op": "create", "node": "box", "parent": "root", "index": 1, "kind": "view", "frame": [1, 2.5, 3, 4]]],

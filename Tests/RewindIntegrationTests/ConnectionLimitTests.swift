@@ -9,6 +9,7 @@ final class ConnectionLimitTests: XCTestCase {
         let writer = try Terminal(port: server.port)
         try writer.hello("alice", db)
         try writer.request("create_doc", [("doc", "d")])
+        try writer.share("d", "bob", "viewer")
         // A terminal that opens the document, then never reads.
         let slow = try Terminal(port: server.port, receiveBuffer: 4096)
         try slow.hello("bob", db)

@@ -112,12 +112,16 @@ struct Fixture {
     let server: ServerProcess
     let alice: Terminal
 
-    init(doc: String? = "d", serverArguments: [String] = []) throws {
+    /// `doc` is created by alice and shared with bob as an editor (`sharedWith`).
+    init(doc: String? = "d", sharedWith: [String: String] = ["bob": "editor"], serverArguments: [String] = []) throws {
         db = try TestDatabase()
         server = try ServerProcess(database: db, arguments: serverArguments)
         alice = try Terminal(port: server.port)
         try alice.hello("alice", db)
-        if let doc { try alice.request("create_doc", [("doc", .string(doc))]) }
+        if let doc {
+            try alice.request("create_doc", [("doc", .string(doc))])
+            for (user, role) in sharedWith { try alice.share(doc, user, role) }
+        }
     }
 
     /// Another terminal of `user` on the same server, hello said.
@@ -258,6 +262,12 @@ final class Terminal {
         let r = try request("hello", f)
         guard r["ok"] == true else { throw TestFailure("hello refused: \(JSONWriter.string(.object(r)))") }
         return r
+    }
+
+    /// Shares `doc` (this terminal's user must own it); fails the test if refused.
+    func share(_ doc: String, _ user: String, _ role: String? = "editor") throws {
+        let r = try request("share", [("doc", .string(doc)), ("user", .string(user)), ("role", role.map { .string($0) } ?? .null)])
+        guard r["ok"] == true else { throw TestFailure("share refused: \(JSONWriter.string(.object(r)))") }
     }
 
     /// Submits and returns the committed version (fails the test on an error reply).

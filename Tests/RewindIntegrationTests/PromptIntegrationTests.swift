@@ -274,6 +274,7 @@ final class PromptIntegrationTests: XCTestCase {
         let f = try Fixture(doc: nil)
         let a = f.alice
         ok(try a.request("create_doc", [("doc", "d")]))
+        try a.share("d", "bob")
         ok(try a.request("open", [("doc", "d")]))
         XCTAssertEqual(try a.request("motion", [("doc", "d"), ("motion", "shake")])["prompt"], .null, "neither: no prompt")
         try a.submit("d", tx: "seed", base: 0, seed)

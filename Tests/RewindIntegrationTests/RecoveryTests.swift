@@ -35,6 +35,7 @@ final class RecoveryTests: XCTestCase {
         try a.hello("alice", db)
         try b.hello("bob", db)
         try a.request("create_doc", [("doc", "d")])
+        try a.share("d", "bob")
         try a.submit("d", tx: "seed", base: 0, [["op": "create", "node": "t", "parent": "root", "index": 0, "kind": "text"]])
         // Each terminal types against the newest version *it* has seen; the
         // other server's events are news to its server, which must catch up.

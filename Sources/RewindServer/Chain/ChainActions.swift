@@ -77,6 +77,10 @@ extension Server {
                     throw .notFound("nothing on the responder chain handles \"\(action)\"",
                                     details: ["chain": .array(chain.map { .string($0.id) })])
                 }
+                if RequestAccess.editingActions.contains(action) && !self.mayEdit(d, c) {
+                    throw RewindError(.forbidden, "\"\(action)\" changes the document; a viewer cannot do it",
+                                      details: ["doc": .string(d.id), "role": "viewer", "needs": "edit"])
+                }
                 guard claim.verdict.enabled else {
                     throw .notFound("\"\(action)\" is not available now (\(claim.responder.id) handles it)",
                                     details: ["by": .string(claim.responder.id)])
@@ -101,12 +105,15 @@ extension Server {
         whenOpen(c, d) { [self] error in
             if let error { return c.fail(r, error) }
             let ctx = ChainContext(server: self, c: c, d: d, args: JSONObject())
+            let canEdit = self.mayEdit(d, c)
             do throws(RewindError) {
                 let chain = try self.chain(target: target, ctx)
                 var out: [(key: String, value: JSON)] = []
                 for name in names {
                     if let claim = self.actions.resolve(name, along: chain, ctx) {
-                        out.append((name, .obj([("enabled", .bool(claim.verdict.enabled)), ("title", .string(claim.verdict.title)),
+                        // A viewer sees the editing actions greyed out.
+                        let enabled = claim.verdict.enabled && (canEdit || !RequestAccess.editingActions.contains(name))
+                        out.append((name, .obj([("enabled", .bool(enabled)), ("title", .string(claim.verdict.title)),
                                                 ("by", .string(claim.responder.id))])))
                     } else {
                         out.append((name, .obj([("enabled", false), ("title", .string(Self.defaultTitle(name, locale: c.locale))), ("by", .null)])))

@@ -9,8 +9,10 @@ extension Server {
         let user = c.user!.id
         let scope = terminalScope(d, c)
         let h = d.committed.history
-        let undo = h.topUndo(user: user, scope: scope)
-        let redo = h.topRedo(user: user, scope: scope)
+        // A viewer cannot undo, even groups it made while it could edit.
+        let canEdit = mayEdit(d, c)
+        let undo = canEdit ? h.topUndo(user: user, scope: scope) : nil
+        let redo = canEdit ? h.topRedo(user: user, scope: scope) : nil
         return .obj([
             ("push", "prompt_state"), ("doc", .string(d.id)), ("scope", scope.map { .string($0.string) } ?? .null),
             ("can_undo", .bool(undo != nil)), ("can_redo", .bool(redo != nil)),

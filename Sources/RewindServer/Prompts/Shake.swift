@@ -20,6 +20,9 @@ extension Server {
             if let shown = c.prompts.all.first(where: { self.prompts[$0]?.prompt.reason == "shake" }) {
                 return c.reply(Message.reply(r.id, [("prompt", .string(shown)), ("already", true)]))
             }
+            guard self.mayEdit(d, c) else {
+                return c.reply(Message.reply(r.id, [("prompt", .null), ("reason", "a viewer cannot undo or redo")]))
+            }
             let scope = self.terminalScope(d, c)
             let user = c.user!.id
             let undo = d.history.topUndo(user: user, scope: scope), redo = d.history.topRedo(user: user, scope: scope)

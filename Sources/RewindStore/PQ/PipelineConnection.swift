@@ -11,7 +11,7 @@ import RewindLoop
 /// When the connection drops, every unit in flight fails with `unavailable`
 /// and the connection comes back by itself.
 public final class PipelineConnection {
-    public struct Statement {
+    public struct Statement: Sendable {
         public var sql: String
         public var params: [String?]
         public init(_ sql: String, _ params: [String?] = []) { self.sql = sql; self.params = params }
@@ -49,6 +49,8 @@ public final class PipelineConnection {
     public var onReady: () -> Void = {}
     /// Called when an established connection is lost.
     public var onLost: () -> Void = {}
+    /// Called for each notification (`LISTEN`): channel and payload.
+    public var onNotify: (String, String) -> Void = { _, _ in }
 
     public init(loop: EventLoop, conninfo: String, logger: Logger) {
         self.loop = loop
@@ -186,6 +188,7 @@ public final class PipelineConnection {
         if events.contains(.writable) { flush() }
         if events.contains(.readable) {
             guard PQconsumeInput(conn) == 1 else { lost(); return }
+            drainNotifications(conn)
             drainResults()
         }
     }
@@ -211,6 +214,14 @@ public final class PipelineConnection {
             resultPending = true
         }
         if let conn, PQstatus(conn) == CONNECTION_BAD { lost() }
+    }
+
+    private func drainNotifications(_ conn: OpaquePointer) {
+        while let n = PQnotifies(conn) {
+            let channel = PQ.string(n.pointee.relname), payload = PQ.string(n.pointee.extra)
+            PQfreemem(n)
+            onNotify(channel, payload)
+        }
     }
 
     private func completeHead() {

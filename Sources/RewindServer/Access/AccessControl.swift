@@ -1,0 +1,101 @@
+import RewindCore
+import RewindStore
+
+/// Who has which role on which document, as this server knows it.
+///
+/// Roles are read from the database when first needed and kept while the
+/// `rewind_access` notices keep them fresh: any change (a `share` on any
+/// instance, `rewind admin grant`, an operator's SQL) notifies every
+/// instance, which reloads that document's roles and applies them at once
+/// (`Server.accessChanged`). While the notice connection is down nothing new
+/// is cached — every check asks the database — and once it is back every
+/// cached document is reloaded, since notices were missed meanwhile.
+final class AccessControl {
+    private unowned let server: Server
+    private var known: [String: DocumentAccess] = [:]
+    private var loading: [String: [(Result<DocumentAccess?, RewindError>) -> Void]] = [:]
+    /// Notices so far: a load that saw one arrive meanwhile may have read the old roles.
+    private var notices = 0
+    /// Documents whose roles are kept at most; past it, those no terminal has open are forgotten.
+    let capacity = 50_000
+
+    init(server: Server) { self.server = server }
+
+    private var isFresh: Bool { server.notifications.isListening }
+
+    /// Roles of `doc` if known and kept fresh (nil: ask `load`).
+    func cached(_ doc: String) -> DocumentAccess? { isFresh ? known[doc] : nil }
+
+    /// The role of `user` on `doc` as last known, for what the server pushes
+    /// on its own (prompt state, validate); requests are checked with `check`.
+    func lastKnownRole(_ doc: String, _ user: Int64) -> Role? { known[doc]?.role(of: user) }
+
+    /// Runs `done` with the roles of `doc` (nil: no such document), from the cache or the database.
+    func load(_ doc: String, _ done: @escaping (Result<DocumentAccess?, RewindError>) -> Void) {
+        if let a = cached(doc) { return done(.success(a)) }
+        if loading[doc] != nil { loading[doc]!.append(done); return }
+        loading[doc] = [done]
+        let seen = notices
+        server.store.access(doc: doc) { [self] result in
+            // Remembered even while not listening (for `lastKnownRole`); used
+            // for checks only once notices keep it fresh (`cached`). A notice
+            // that came meanwhile may be about this very document: read it again.
+            if case let .success(a?) = result {
+                self.remember(doc, a)
+                if seen != self.notices { self.noticed(doc: doc) }
+            }
+            let waiting = self.loading.removeValue(forKey: doc) ?? []
+            for w in waiting { w(result) }
+        }
+    }
+
+    private func remember(_ doc: String, _ a: DocumentAccess) {
+        if known.count >= capacity && known[doc] == nil {
+            known = known.filter { server.existingDocument($0.key).map { !$0.subscribers.isEmpty } ?? false }
+        }
+        known[doc] = a
+    }
+
+    /// This server changed a role itself (`share`, after the commit): apply it
+    /// now, before the notice comes back, so the next request sees it.
+    func changed(_ doc: String, user: Int64, role: Role?) {
+        guard var a = known[doc] else { return noticed(doc: doc) }
+        a.members[user] = role
+        known[doc] = a
+        server.accessChanged(doc, a)
+    }
+
+    /// A `rewind_access` notice: `doc:<id>` or `user:<id>`.
+    func notice(_ payload: String) {
+        notices += 1
+        if payload.hasPrefix("doc:") {
+            noticed(doc: String(payload.dropFirst(4)))
+        } else if payload.hasPrefix("user:"), let user = Int64(payload.dropFirst(5)) {
+            server.tokensRevoked(user: user)
+        }
+    }
+
+    private func noticed(doc: String) {
+        guard known[doc] != nil || server.existingDocument(doc) != nil else { return }
+        server.store.access(doc: doc) { [self] result in
+            switch result {
+            case let .success(a):
+                self.known[doc] = a
+                self.server.accessChanged(doc, a)
+            case let .failure(e):
+                // Not knowing is safer than knowing wrong: the next check asks again.
+                self.known[doc] = nil
+                self.server.logger.warning("could not reload roles", metadata: ["doc": "\(doc)", "error": "\(e)"])
+            }
+        }
+    }
+
+    /// Listening (again): notices may have been missed; reload what is cached.
+    func resync() {
+        notices += 1
+        // Documents being served keep their roles until the reload answers
+        // (their terminals' requests are not refused meanwhile); the rest are forgotten.
+        known = known.filter { server.existingDocument($0.key) != nil }
+        for doc in known.keys { noticed(doc: doc) }
+    }
+}
