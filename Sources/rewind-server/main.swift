@@ -21,8 +21,14 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "libpq connection string (env REWIND_DATABASE; default: PG* variables).")
     var database: String = env("REWIND_DATABASE") ?? ""
 
-    @Option(help: "Seconds of silence after which a connection is closed.")
+    @Option(help: "Seconds without a complete line after which a connection is closed (bye idle).")
     var idleTimeout: Int = 45
+
+    @Option(help: "Seconds to say hello after connecting, and the longest an incomplete line may be held (bye handshake_timeout / partial_line).")
+    var handshakeTimeout: Int = 10
+
+    @Option(help: "Bytes held in incomplete lines over all connections; the connection taking it past this is closed (bye rate_limited).")
+    var maxPartialBytes: Int = 256 << 20
 
     @Option(help: "Bytes of replies and pushes not yet written past which a connection's requests wait (pushes past twice this disconnect it: bye slow).")
     var maxOutputBytes: Int = 4 << 20
@@ -64,7 +70,7 @@ struct RewindServerCommand: ParsableCommand {
         guard undoLevels >= 0 else { throw ValidationError("--undo-levels must be 0 (unlimited) or more") }
         guard presenceMoves == "push" || presenceMoves == "quiet" else { throw ValidationError("--presence-moves must be push or quiet") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
-        guard idleTimeout > 0, maxOutputBytes > 0, maxConnections > 0, slowTimeout > 0, maxConnectionsPerUser > 0,
+        guard idleTimeout > 0, handshakeTimeout > 0, maxPartialBytes > 0, maxOutputBytes > 0, maxConnections > 0, slowTimeout > 0, maxConnectionsPerUser > 0,
               maxHandshakesPerAddress > 0, requestsPerSecond > 0 else { throw ValidationError("limits must be positive") }
     }
 
@@ -79,6 +85,8 @@ struct RewindServerCommand: ParsableCommand {
         (config.host, config.port) = Self.splitAddress(listen)!
         config.conninfo = database
         config.idleTimeoutMs = UInt64(idleTimeout) * 1000
+        config.handshakeTimeoutMs = UInt64(handshakeTimeout) * 1000
+        config.maxPartialBytes = maxPartialBytes
         config.maxOutputBytes = maxOutputBytes
         config.maxConnections = maxConnections
         config.slowTimeoutMs = UInt64(slowTimeout) * 1000
