@@ -84,6 +84,11 @@ final class Connection {
     var continuesNextTurn = false
     /// Submits sent and not yet answered: past the limit, the next frames wait.
     var commitsInFlight = 0
+    /// Requests queued until their document is ready (behind an `open`'s head
+    /// check, a load, a catch-up), which then all run in one loop turn: at
+    /// most a turn's share of them (`requestsPerTurn`) may wait; past it the
+    /// next frames wait in the kernel, as they do behind the output bound.
+    var waitingForDocument = 0
     var requests: TokenBucket
     var badFramesInARow = 0
     /// Counted in `Server.handshakesPerAddress` (until hello succeeds or it ends).
@@ -142,6 +147,7 @@ final class Connection {
     /// Frames may be dispatched now (see the type's comment).
     private var mayDispatch: Bool {
         holds == 0 && outputBytes < server.config.maxOutputBytes && commitsInFlight < server.config.maxCommitsInFlight
+            && waitingForDocument < server.config.requestsPerTurn
     }
 
     /// Dispatches buffered frames, in order, while nothing holds the
@@ -186,6 +192,21 @@ final class Connection {
     func commitAnswered() {
         commitsInFlight -= 1
         if commitsInFlight == server.config.maxCommitsInFlight - 1 { pump() }
+    }
+
+    /// `body` for a request that waits for its document: counted in `waitingForDocument` until it has run.
+    func waitingForDocument(_ body: @escaping (RewindError?) -> Void) -> (RewindError?) -> Void {
+        waitingForDocument += 1
+        return { [self] error in
+            body(error)
+            documentWaitEnded()
+        }
+    }
+
+    /// A request that waited for its document has run: the frames held back behind the limit may go.
+    func documentWaitEnded() {
+        waitingForDocument -= 1
+        if waitingForDocument == server.config.requestsPerTurn - 1 { pump() }
     }
 
     // MARK: Output

@@ -183,6 +183,7 @@ extension Server {
         let d = document(doc)
         c.opening[doc, default: 0] += 1
         d.opensInFlight += 1  // keeps the runtime from being dropped as idle meanwhile
+        c.waitingForDocument += 1  // until finishOpening
         d.whenCurrent { [unowned self] error in
             var handedOff = false
             defer { if !handedOff { self.finishOpening(c, d) } }
@@ -212,6 +213,7 @@ extension Server {
 
     /// An `open` finished (either way): the document no longer counts as being opened.
     private func finishOpening(_ c: Connection, _ d: DocumentRuntime) {
+        defer { c.documentWaitEnded() }  // last: frames held back behind it may run now
         d.opensInFlight -= 1
         defer { documentMayBeIdle(d) }
         c.opening[d.id]! -= 1
@@ -229,11 +231,11 @@ extension Server {
     /// wait behind it in the runtime's queue), and one that closed it since
     /// makes it fail rather than act for a terminal no longer there.
     func whenOpen(_ c: Connection, _ d: DocumentRuntime, _ body: @escaping (RewindError?) -> Void) {
-        d.whenReady { [unowned self] error in
+        d.whenReady(c.waitingForDocument { [unowned self] error in
             guard !c.isClosed else { return body(.badRequest("connection closed")) }
             if let error { return body(error) }
             body(self.isOpen(d, on: c) ? nil : .badRequest("document \"\(d.id)\" is not open on this connection (open it first, and wait for all its pages)"))
-        }
+        })
     }
 
     /// Catch-up older than what is held in memory: one page from the log; the
@@ -297,7 +299,7 @@ extension Server {
         let doc = try documentID(r)
         // Behind an `open` sent before it: close what that open opens.
         if c.opening[doc] != nil, let d = existingDocument(doc) {
-            return d.whenReady { [unowned self] _ in self.closeDocument(r, c, doc) }
+            return d.whenReady(c.waitingForDocument { [unowned self] _ in self.closeDocument(r, c, doc) })
         }
         closeDocument(r, c, doc)
     }
