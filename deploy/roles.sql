@@ -1,21 +1,19 @@
 -- A least-privilege role for rewind-server. Run as the schema owner after
 -- `rewind admin migrate`, then give the server `user=rewind_server`.
--- The server can append events and read everything it serves; it cannot
--- UPDATE or DELETE events (the append-only triggers refuse that even for the
--- owner), change users or tokens, or alter the schema. It shares documents
--- on behalf of their owners (`share`), so it writes `access`. Admin commands
--- (`rewind admin`) run as the schema owner.
+-- The server appends to the log and reads everything it serves; it cannot
+-- UPDATE or DELETE log entries (the append-only triggers refuse that even
+-- for the owner), change users or tokens, or alter the schema. It shares
+-- documents on behalf of their owners (`share`), so it writes `access`.
+-- Admin commands (`rewind admin`) run as the schema owner.
 DO $$ BEGIN
     CREATE ROLE rewind_server LOGIN;
 EXCEPTION WHEN duplicate_object THEN NULL;
 END $$;
 
 GRANT USAGE ON SCHEMA public TO rewind_server;
-GRANT SELECT ON users, tokens, schema_migrations TO rewind_server;
+GRANT SELECT ON users, tokens, schema_migrations, events TO rewind_server;
 GRANT SELECT, INSERT ON documents TO rewind_server;
-GRANT UPDATE (head, marks) ON documents TO rewind_server;
+GRANT UPDATE (head, seq, head_hash) ON documents TO rewind_server;
 GRANT SELECT, INSERT, UPDATE, DELETE ON access TO rewind_server;
-GRANT SELECT, INSERT ON group_marks TO rewind_server;
+GRANT SELECT, INSERT ON log TO rewind_server;
 GRANT SELECT, INSERT ON snapshots TO rewind_server;
-GRANT SELECT, INSERT ON events TO rewind_server;
-GRANT USAGE ON SEQUENCE events_position_seq TO rewind_server;

@@ -71,9 +71,9 @@ final class DocumentRuntime {
     private unowned let server: Server
     private(set) var committed: DocumentLedger
     private var speculative: DocumentLedger
-    private var committedHeadID: String?
-    private var speculativeHeadID: String?
     private var state = State.stale
+    /// Stopped: a committed entry did not apply (`halt`); it answers nothing any more.
+    private(set) var halted = false
     private var loadedOnce = false
     private var pending: [Pending] = []
     private var whenReadyQueue: [(RewindError?) -> Void] = []
@@ -143,13 +143,11 @@ final class DocumentRuntime {
     /// Head queries of `whenCurrent` under way: while one is out, others wait behind it.
     private var headChecks = 0
 
-    private func isBehind(_ head: EventStore.Head) -> Bool {
-        head.version > committed.version || head.marks > committed.history.markCount
-    }
+    private func isBehind(_ head: EventStore.Head) -> Bool { head.seq > committed.seq }
 
     private func catchUp() {
         state = .catchingUp
-        if !loadedOnce && committed.version == 0 && committed.history.markCount == 0 && server.config.snapshotEvery > 0 {
+        if !loadedOnce && committed.seq == 0 && server.config.snapshotEvery > 0 {
             return loadSnapshot()
         }
         readHead()
@@ -168,33 +166,24 @@ final class DocumentRuntime {
                 self.server.logger.warning("snapshot unusable; replaying the log", metadata: ["doc": "\(self.id)", "error": "\(error)"])
                 return self.readHead()
             }
-            self.readTail(snapshot, from: start, into: [])
-        }
-    }
-
-    private func readTail(_ snapshot: EventStore.Snapshot, from start: Int64, into tail: [Event]) {
-        let after = (tail.last?.version ?? start - 1)
-        guard after < snapshot.version else { return restore(snapshot, tail) }
-        server.store.events(doc: id, after: after, to: snapshot.version, limit: 5_000) { [self] result in
-            switch result {
-            case let .failure(e): self.catchUpFailed(e)
-            case let .success(events):
-                if events.isEmpty { return self.catchUpFailed(RewindError(.internal, "log of \(self.id) ends before its snapshot")) }
-                self.readTail(snapshot, from: start, into: tail + events)
+            self.server.store.tail(doc: self.id, fromVersion: start, toSeq: snapshot.seq) { result in
+                switch result {
+                case let .failure(e): self.catchUpFailed(e)
+                case let .success(tail): self.restore(snapshot, tail)
+                }
             }
         }
     }
 
-    private func restore(_ snapshot: EventStore.Snapshot, _ tail: [Event]) {
+    /// The ledger from a snapshot, if the log's chain vouches for it; else the log is replayed.
+    private func restore(_ snapshot: EventStore.Snapshot, _ tail: [LogEntry]) {
         do {
             let ledger = try DocumentLedger(doc: id, snapshot: snapshot.state, tail: tail, limits: server.config.limits)
-            guard ledger.history.markCount == snapshot.marks, ledger.version == snapshot.version else {
-                throw RewindError(.internal, "snapshot header and body disagree")
-            }
+            guard ledger.seq == snapshot.seq else { throw RewindError(.internal, "snapshot header and body disagree") }
             committed = ledger
-            committedHeadID = tail.last?.id
-            recent = tail.suffix(server.config.recentEvents).map { (version: $0.version, json: $0.json) }
-            server.logger.debug("loaded from snapshot", metadata: ["doc": "\(id)", "version": "\(snapshot.version)", "tail": "\(tail.count)"])
+            let events = tail.compactMap { if case let .event(e) = $0 { return e }; return nil }
+            recent = events.suffix(server.config.recentEvents).map { (version: $0.version, json: $0.json) }
+            server.logger.debug("loaded from snapshot", metadata: ["doc": "\(id)", "seq": "\(snapshot.seq)", "tail": "\(tail.count)"])
         } catch {
             server.logger.warning("snapshot does not restore; replaying the log", metadata: ["doc": "\(id)", "error": "\(error)"])
         }
@@ -213,13 +202,12 @@ final class DocumentRuntime {
 
     private func readLog(upTo head: EventStore.Head) {
         guard isBehind(head) else { return caughtUp() }
-        server.store.entries(doc: id, afterVersion: committed.version, afterMark: committed.history.markCount,
-                             to: head.version, limit: 5_000) { [self] result in
+        server.store.entries(doc: id, afterSeq: committed.seq, toSeq: head.seq, limit: 5_000) { [self] result in
             switch result {
             case let .failure(e): self.catchUpFailed(e)
             case let .success(entries):
                 do throws(RewindError) {
-                    for e in entries { try self.commit(e) }
+                    for e in entries { try self.commit(e, trusted: false) }
                 } catch {
                     self.server.logger.critical("log does not replay", metadata: ["doc": "\(self.id)", "error": "\(error)"])
                     return self.catchUpFailed(error)
@@ -232,7 +220,6 @@ final class DocumentRuntime {
 
     private func caughtUp() {
         speculative = committed
-        speculativeHeadID = committedHeadID
         state = .ready
         if !loadedOnce {
             loadedOnce = true
@@ -284,6 +271,7 @@ final class DocumentRuntime {
     // MARK: Command → commit → broadcast → reply
 
     func run(_ request: Request) {
+        guard !halted else { return request.replies.forEach { $0(.failure(Self.haltedError(id))) } }
         whenReady { [self] error in
             if let error { return request.replies.forEach { $0(.failure(error)) } }
             self.process(request)
@@ -291,6 +279,7 @@ final class DocumentRuntime {
     }
 
     private func process(_ request: Request) {
+        let after = speculative.headHash
         var entries: [LogEntry] = []
         let outcome: Outcome
         do {
@@ -337,12 +326,18 @@ final class DocumentRuntime {
         } catch {
             // Marks recorded before a failing revert must not stay speculative
             // without being stored: store them (they are complete on their own).
-            for e in entries { enqueue(e, request: nil, outcome: .marked) }
+            var prev = after
+            for e in entries {
+                enqueue(e, after: prev, request: nil, outcome: .marked)
+                prev = e.hash
+            }
             return request.replies.forEach { $0(.failure(error)) }
         }
         if entries.isEmpty { return request.replies.forEach { $0(.success(outcome)) } }
+        var prev = after
         for (i, e) in entries.enumerated() {
-            enqueue(e, request: i == entries.count - 1 ? request : nil, outcome: outcome)
+            enqueue(e, after: prev, request: i == entries.count - 1 ? request : nil, outcome: outcome)
+            prev = e.hash
         }
     }
 
@@ -364,33 +359,25 @@ final class DocumentRuntime {
         }
     }
 
-    private func enqueue(_ entry: LogEntry, request: Request?, outcome: Outcome) {
-        var prev = speculativeHeadID
-        var marks = speculative.history.markCount
-        switch entry {
-        case let .event(e):
-            speculativeHeadID = e.id
-        case let .mark(m):
-            prev = nil
-            marks = m.n - 1
-        }
+    /// Hands a sealed entry to the store, which commits it only on top of
+    /// the entry whose hash is `after` (what it was computed against).
+    private func enqueue(_ entry: LogEntry, after: [UInt8], request: Request?, outcome: Outcome) {
         pending.append(Pending(entry: entry, request: request, outcome: outcome))
         let generation = self.generation
-        let version: Int64
-        switch entry { case let .event(e): version = e.version; case let .mark(m): version = -m.n }
-        server.store.append(entry, doc: id, after: prev, marks: marks) { [self] result in
-            self.appendDone(version, generation: generation, result)
+        let seq = entry.seq
+        server.store.append(entry, doc: id, after: after, checkDuplicates: !speculative.knowsAllTransactions) { [self] result in
+            self.appendDone(seq, generation: generation, result)
         }
     }
 
-    private func appendDone(_ key: Int64, generation: Int, _ result: EventStore.AppendOutcome) {
+    private func appendDone(_ seq: Int64, generation: Int, _ result: EventStore.AppendOutcome) {
         // Outcomes of entries dropped by an earlier failure no longer matter:
         // they were built on an entry that never committed, so they cannot have.
-        guard generation == self.generation, let first = pending.first, Self.key(first.entry) == key else { return }
+        guard generation == self.generation, let first = pending.first, first.entry.seq == seq else { return }
         if case .committed = result {
             pending.removeFirst()
-            do { try commit(first.entry) } catch {
-                server.logger.critical("committed entry does not replay", metadata: ["doc": "\(id)", "error": "\(error)"])
+            do { try commit(first.entry, trusted: true) } catch {
+                return halt(error, with: first.request)
             }
             first.request?.replies.forEach { $0(.success(first.outcome)) }
             return
@@ -400,7 +387,6 @@ final class DocumentRuntime {
         let dropped = pending.compactMap(\.request)
         pending = []
         speculative = committed
-        speculativeHeadID = committedHeadID
         state = .stale
         switch result {
         case let .failed(error):
@@ -438,24 +424,49 @@ final class DocumentRuntime {
         if whenReadyQueue.isEmpty { server.documentMayBeIdle(self) }
     }
 
-    private static func key(_ entry: LogEntry) -> Int64 {
-        switch entry { case let .event(e): return e.version; case let .mark(m): return -m.n }
+    /// A committed entry does not apply to the committed ledger: this server
+    /// and the log disagree about the document (a bug, or a log changed under
+    /// it). Acknowledging on would hand out versions it cannot serve, so the
+    /// document stops: what waits for it is answered `internal`, its
+    /// terminals are told `closed`, and it is unloaded; the next `open` reads
+    /// it from the log again.
+    private func halt(_ error: RewindError, with first: Request?) {
+        server.logger.error("document stopped: a committed entry does not apply", metadata: ["doc": "\(id)", "error": "\(error)"])
+        halted = true
+        generation += 1
+        let failure = Self.haltedError(id, error)
+        var requests = pending.compactMap(\.request)
+        if let first { requests.insert(first, at: 0) }
+        pending = []
+        for r in requests { r.replies.forEach { $0(.failure(failure)) } }
+        let waiting = whenReadyQueue
+        whenReadyQueue = []
+        for w in waiting { w(failure) }
+        server.documentHalted(self)
     }
 
-    /// Applies a committed entry and tells every terminal with the document open.
-    private func commit(_ entry: LogEntry) throws(RewindError) {
-        try committed.replay(entry)
+    static func haltedError(_ doc: String, _ cause: RewindError? = nil) -> RewindError {
+        RewindError(.internal, "document \"\(doc)\" was stopped: this server and its log disagree"
+                        + (cause.map { " (\($0.message))" } ?? "") + "; open it again, and please report this")
+    }
+
+    /// Applies a committed entry and tells every terminal with the document
+    /// open. `trusted`: the entry is one this server sealed (its hash was
+    /// computed, not read), else its hash is checked against the chain.
+    private func commit(_ entry: LogEntry, trusted: Bool) throws(RewindError) {
+        if trusted, let v = server.config.faultUnappliableVersion, case let .event(e) = entry, e.version == v {
+            throw RewindError(.internal, "injected fault: event \(v) does not apply (--fault-unappliable-version)")
+        }
+        try committed.replay(entry, verify: !trusted)
         switch entry {
         case let .mark(m):
             server.promptStateMayHaveChanged(self, user: m.userID)
         case let .event(event):
-            committedHeadID = event.id
             let json = event.json
             recent.append((version: event.version, json: json))
             if recent.count > 2 * server.config.recentEvents { recent.removeFirst(recent.count - server.config.recentEvents) }
             if server.config.snapshotEvery > 0, event.version % Int64(server.config.snapshotEvery) == 0, state == .ready {
-                server.store.saveSnapshot(doc: id, version: event.version, marks: committed.history.markCount, state: committed.snapshotJSON)
-                committed.compactHistory()
+                saveSnapshot()
             }
             guard !subscribers.isEmpty else { return }
             // Encoded once; the same bytes go to every terminal.
@@ -463,6 +474,22 @@ final class DocumentRuntime {
             for c in subscribers.values { c.push(bytes) }
             server.promptStateMayHaveChanged(self, user: event.userID)
             server.presenceAfter(self, event)
+        }
+    }
+
+    /// Encodes a snapshot of the committed ledger off the loop (a large
+    /// document would stall every terminal), then stores it. The ledger is
+    /// a value: later commits do not change the copy being encoded.
+    private func saveSnapshot() {
+        let ledger = committed
+        committed.compactHistory()
+        let (doc, store) = (id, server.store)
+        BackgroundWork.run(on: server.loop, {
+            let text = JSONWriter.string(ledger.snapshotJSON)
+            return (text, SHA256.hash(Array(text.utf8)))
+        }) { snapshot in
+            store.saveSnapshot(doc: doc, version: ledger.version, seq: ledger.seq, hash: ledger.headHash,
+                               text: snapshot.0, digest: snapshot.1)
         }
     }
 

@@ -56,8 +56,9 @@ public final class Server {
         self.config = config
         self.logger = logger
         loop = EventLoop()
-        store = EventStore(loop: loop, conninfo: config.conninfo, logger: logger)
-        notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access"], logger: logger)
+        store = EventStore(loop: loop, conninfo: config.conninfo, writers: config.writers, timeouts: config.databaseTimeouts, logger: logger)
+        notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access"], timeouts: config.databaseTimeouts,
+                                      logger: logger)
         connectionCap = config.maxConnections
     }
 
@@ -85,7 +86,7 @@ public final class Server {
                 self.shutdown()
             }
         }
-        store.connection.onReady = startListening
+        store.onReady = startListening
         wait.start(after: config.startupWaitMs) { [unowned self] in
             self.logger.warning("PostgreSQL not reachable yet; listening anyway (requests get `unavailable` until it is)")
             startListening()
@@ -246,6 +247,17 @@ public final class Server {
         let d = DocumentRuntime(id: id, server: self)
         documents[id] = d
         return d
+    }
+
+    /// A document stopped (`DocumentRuntime.halt`): its terminals are told
+    /// `closed` (reason `internal`) and it is unloaded; the next `open` reads
+    /// it from the log again.
+    func documentHalted(_ d: DocumentRuntime) {
+        for c in Array(d.subscribers.values) {
+            leaveDocument(c, d.id)
+            c.push(SharedBytes(Message.push("closed", [("doc", .string(d.id)), ("reason", "internal")])))
+        }
+        if documents[d.id] === d { documents[d.id] = nil }
     }
 
     /// Keeps loaded documents while anyone uses them; past a few hundred

@@ -1,4 +1,5 @@
 import RewindCore
+import RewindStore
 
 /// Everything an operator can set; every limit here is listed in the README.
 public struct ServerConfig: Sendable {
@@ -65,6 +66,15 @@ public struct ServerConfig: Sendable {
 
     /// A snapshot of a document is stored every this many events (0: never).
     public var snapshotEvery = 1_000
+
+    /// Writer connections to PostgreSQL, each owning a share of the documents.
+    public var writers = 4
+    /// How long to wait for PostgreSQL (connecting, answering, statements).
+    public var databaseTimeouts = PipelineConnection.Timeouts()
+
+    /// Tests only: the committed ledger refuses the event with this version,
+    /// as if this server and its log disagreed (`DocumentRuntime.halt`).
+    public var faultUnappliableVersion: Int64?
 
     public init() {}
 }

@@ -4,8 +4,7 @@ import RewindCore
 /// the `access` table, shared by the server (on the loop) and the admin CLI.
 public enum AccessRows {
     /// The owner and the members of a document; no row: no such document.
-    static let load = PipelineConnection.Statement(
-        "SELECT d.owner, a.user_id, a.role FROM documents d LEFT JOIN access a ON a.doc = d.id WHERE d.id = $1")
+    static let loadSQL = "SELECT d.owner, a.user_id, a.role FROM documents d LEFT JOIN access a ON a.doc = d.id WHERE d.id = $1"
 
     static func decode(_ rows: Rows) throws(RewindError) -> DocumentAccess? {
         guard rows.count > 0, let owner = rows.int(0, 0) else { return nil }

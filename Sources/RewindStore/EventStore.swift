@@ -4,12 +4,20 @@ import RewindLoop
 
 /// The server's view of PostgreSQL: appends with group commit, reads, accounts.
 ///
-/// Appends queue up during a loop turn and go out together, just before the
-/// loop sleeps, as one pipeline unit: one round trip and one commit (one fsync)
-/// for all of them. At most one batch is in flight; while its commit runs the
-/// next batch grows, so commits per second stay bounded by fsync latency while
-/// transactions per second grow with load. Each row reports its own outcome
-/// (`rewind_append`), so one refused row never fails the others.
+/// **Appends** go through `writers` connections, each owning a share of the
+/// documents (by a hash of the document id), so a lock wait or a slow batch
+/// on one never stalls documents of another, and PostgreSQL works on several
+/// cores. On each writer, appends queue up during a loop turn and go out
+/// together just before the loop sleeps, as one statement (`LogRows.append`:
+/// the rows of all its documents as arrays, each document's head claimed
+/// with a compare-and-set) in one transaction: one round trip and one commit
+/// for all of them. At most one batch is in flight per writer; while its
+/// commit runs the next one grows, so commits per second stay bounded by
+/// fsync while transactions per second grow with load. A document whose head
+/// moved (another instance wrote first) affects only its own entries.
+///
+/// **Reads** (catch-up, heads, accounts, roles) use a connection of their own,
+/// so they never wait behind a commit.
 public final class EventStore {
     public enum AppendOutcome {
         case committed
@@ -17,148 +25,211 @@ public final class EventStore {
         case duplicate(version: Int64)
         /// The transaction id was already used with different content.
         case txConflict(version: Int64)
-        /// Another writer changed the document first; `head` is the log's head.
+        /// Another writer changed the document first; `head` is the log's head (seq).
         case clash(head: Int64)
         case noDocument
         case failed(RewindError)
     }
 
-    private struct PendingAppend {
-        let statement: PipelineConnection.Statement
+    struct PendingAppend {
+        let row: LogRow
+        /// The hash of the entry it follows.
+        let after: [UInt8]
+        let checkDuplicates: Bool
         let done: (AppendOutcome) -> Void
     }
 
-    public let connection: PipelineConnection
-    private let logger: Logger
-    private var queued: [PendingAppend] = []
-    private var batchInFlight = false
-    private var beforeSleep: BeforeSleep?
-    public var maxBatch = 1_000
-
-    public init(loop: EventLoop, conninfo: String, logger: Logger) {
-        self.logger = logger
-        connection = PipelineConnection(loop: loop, conninfo: conninfo, logger: logger)
-        beforeSleep = BeforeSleep(loop: loop) { [unowned self] in self.sendBatch() }
+    /// One writer connection and the appends waiting for it.
+    final class Writer {
+        let connection: PipelineConnection
+        var queued: [PendingAppend] = []
+        var batchInFlight = false
+        init(_ c: PipelineConnection) { connection = c }
     }
 
-    public func start() { connection.start() }
+    /// Reads, accounts and roles.
+    public let connection: PipelineConnection
+    private let writers: [Writer]
+    private let logger: Logger
+    private var beforeSleep: BeforeSleep?
+    /// Entries per batch statement at most.
+    public var maxBatch = 2_000
+
+    public init(loop: EventLoop, conninfo: String, writers: Int = 4, timeouts: PipelineConnection.Timeouts = .init(), logger: Logger) {
+        self.logger = logger
+        connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)
+        self.writers = (0..<max(1, writers)).map { _ in Writer(PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)) }
+        beforeSleep = BeforeSleep(loop: loop) { [unowned self] in
+            for w in self.writers { self.sendBatch(w) }
+        }
+    }
+
+    /// Runs each time every connection is ready (at start, and after any of them came back).
+    public var onReady: () -> Void = {}
+
+    public func start() {
+        for c in [connection] + writers.map(\.connection) {
+            c.onReady = { [unowned self] in if self.isAvailable { self.onReady() } }
+            c.start()
+        }
+    }
 
     public func stop() {
         beforeSleep?.close()
         beforeSleep = nil
         connection.stop()
+        for w in writers { w.connection.stop() }
     }
 
-    public var isAvailable: Bool { connection.isReady }
+    public var isAvailable: Bool { connection.isReady && writers.allSatisfy(\.connection.isReady) }
 
     /// Appends still waiting for their commit.
-    public var appendsOutstanding: Int { queued.count + (batchInFlight ? 1 : 0) }
+    public var appendsOutstanding: Int { writers.reduce(0) { $0 + $1.queued.count + ($1.batchInFlight ? 1 : 0) } }
+
+    private func writer(for doc: String) -> Writer {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in doc.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        return writers[Int(h % UInt64(writers.count))]
+    }
 
     // MARK: Appends
 
-    /// Queues a log entry for the next commit: an event (whose predecessor in
-    /// the document is `prevID`) or a group mark, written by a server that has
-    /// seen `marks` marks of the document.
-    public func append(_ entry: LogEntry, doc: String, after prevID: String?, marks: Int64, _ done: @escaping (AppendOutcome) -> Void) {
-        guard connection.isReady else {
+    /// Queues a sealed log entry of `doc`, which follows the entry whose hash
+    /// is `after`, for the next commit of its writer.
+    /// `checkDuplicates`: the caller's ledger may not know every old
+    /// transaction of the document (restored from a snapshot), so the
+    /// statement also looks its transaction up in the log.
+    public func append(_ entry: LogEntry, doc: String, after: [UInt8], checkDuplicates: Bool, _ done: @escaping (AppendOutcome) -> Void) {
+        let row = entry.row(doc: doc)
+        let w = writer(for: row.doc)
+        guard w.connection.isReady else {
             done(.failed(.storage("not connected to PostgreSQL")))
             return
         }
-        let statement: PipelineConnection.Statement
-        switch entry {
-        case let .event(e): statement = EventRows.append(e, prevID: prevID, marks: marks)
-        case let .mark(m): statement = MarkRows.append(m, doc: doc)
-        }
-        queued.append(PendingAppend(statement: statement, done: done))
+        w.queued.append(PendingAppend(row: row, after: after, checkDuplicates: checkDuplicates, done: done))
     }
 
-    private func sendBatch() {
-        guard !batchInFlight, !queued.isEmpty else { return }
-        let batch = Array(queued.prefix(maxBatch))
-        queued.removeFirst(batch.count)
-        batchInFlight = true
-        connection.send(batch.map(\.statement)) { [unowned self] result in
+    private func sendBatch(_ w: Writer) {
+        guard !w.batchInFlight, !w.queued.isEmpty else { return }
+        let batch = Array(w.queued.prefix(maxBatch))
+        w.queued.removeFirst(batch.count)
+        w.batchInFlight = true
+        let claims = Self.claims(batch)
+        w.connection.send([LogRows.append(claims)]) { [unowned self] result in
             switch result {
             case let .failure(e):
-                self.batchInFlight = false
+                w.batchInFlight = false
                 for p in batch { p.done(.failed(e)) }
             case let .success(outcomes):
-                if outcomes.contains(where: { if case .rows = $0 { return false }; return true }) {
-                    // A statement failed in a way rewind_append does not report (a
-                    // bug or a constraint): the batch was aborted as a whole, so
-                    // retry each row on its own to keep the others' commits.
-                    self.logger.warning("append batch aborted; retrying \(batch.count) rows one by one")
-                    self.retryOneByOne(batch[...])
+                guard case let .rows(rows)? = outcomes.first else {
+                    // Refused as a whole (a bug, or a constraint the claim did not
+                    // foresee): retry each document on its own, so the others commit.
+                    self.logger.warning("append batch refused; retrying its \(claims.count) documents one by one",
+                                        metadata: ["error": "\(outcomes.first.map { "\($0)" } ?? "none")"])
+                    return self.retrySplit(w, batch)
+                }
+                w.batchInFlight = false
+                Self.answer(batch, LogRows.outcome(rows))
+            }
+        }
+    }
+
+    /// Documents of a batch in order of first appearance, each with its rows in order.
+    private static func claims(_ batch: [PendingAppend]) -> [LogRows.Claim] {
+        var index: [String: Int] = [:]
+        var claims: [LogRows.Claim] = []
+        for p in batch {
+            if let i = index[p.row.doc] {
+                claims[i].rows.append(p.row)
+                claims[i].checkDuplicates = claims[i].checkDuplicates || p.checkDuplicates
+            } else {
+                index[p.row.doc] = claims.count
+                claims.append(LogRows.Claim(doc: p.row.doc, expectedSeq: p.row.seq - 1, expectedHash: p.after, rows: [p.row],
+                                            checkDuplicates: p.checkDuplicates))
+            }
+        }
+        return claims
+    }
+
+    private static func answer(_ batch: [PendingAppend], _ o: LogRows.Outcome) {
+        for p in batch {
+            let doc = p.row.doc
+            if o.claimed.contains(doc) {
+                p.done(.committed)
+            } else if let seen = o.duplicates[doc]?[p.row.seq] {
+                if p.row.entry == "event", let digest = seen.digest {
+                    p.done(digest == p.row.txDigest ? .duplicate(version: seen.version) : .txConflict(version: seen.version))
                 } else {
-                    self.batchInFlight = false
-                    for (p, o) in zip(batch, outcomes) { p.done(Self.outcome(o)) }
+                    p.done(.clash(head: -1))  // a mark's tx already there: catching up finds it
                 }
+            } else if let head = o.heads[doc], let seq = head {
+                p.done(.clash(head: seq))
+            } else if o.duplicates[doc] != nil {
+                p.done(.clash(head: -1))
+            } else {
+                p.done(.noDocument)
             }
         }
     }
 
-    private func retryOneByOne(_ rest: ArraySlice<PendingAppend>) {
-        guard let p = rest.first else {
-            batchInFlight = false
-            return
+    /// One unit (one transaction) per document, all sent at once.
+    private func retrySplit(_ w: Writer, _ batch: [PendingAppend]) {
+        var byDoc: [String: [PendingAppend]] = [:]
+        var order: [String] = []
+        for p in batch {
+            if byDoc[p.row.doc] == nil { order.append(p.row.doc) }
+            byDoc[p.row.doc, default: []].append(p)
         }
-        connection.send([p.statement]) { [unowned self] result in
-            switch result {
-            case let .failure(e): p.done(.failed(e))
-            case let .success(outcomes): p.done(Self.outcome(outcomes[0]))
+        var left = order.count
+        for doc in order {
+            let part = byDoc[doc]!
+            w.connection.send([LogRows.append(Self.claims(part))]) { [logger] result in
+                switch result {
+                case let .failure(e): for p in part { p.done(.failed(e)) }
+                case let .success(outcomes):
+                    if case let .rows(rows)? = outcomes.first {
+                        Self.answer(part, LogRows.outcome(rows))
+                    } else {
+                        let why = outcomes.first.map { "\($0)" } ?? "no result"
+                        logger.error("append refused by the database", metadata: ["doc": "\(doc)", "error": "\(why)"])
+                        for p in part { p.done(.failed(RewindError(.internal, "the database refused an append to \(doc): \(why)"))) }
+                    }
+                }
+                left -= 1
+                if left == 0 { w.batchInFlight = false }
             }
-            self.retryOneByOne(rest.dropFirst())
         }
     }
 
-    private static func outcome(_ o: PipelineConnection.Outcome) -> AppendOutcome {
-        switch o {
-        case let .rows(rows):
-            let version = rows.int(0, 1) ?? 0
-            switch rows[0, 0] {
-            case "ok": return .committed
-            case "duplicate": return .duplicate(version: version)
-            case "tx_conflict": return .txConflict(version: version)
-            case "clash": return .clash(head: version)
-            case "no_document": return .noDocument
-            default: return .failed(RewindError(.internal, "unexpected append status \(rows[0, 0] ?? "null")"))
-            }
-        case let .failed(f): return .failed(RewindError(.internal, "append failed: \(f)"))
-        case .aborted: return .failed(RewindError(.internal, "append aborted"))
-        }
-    }
+    // MARK: Reads
 
-    // MARK: Reads and accounts
-
-    /// Events of `doc` after `after` (and up to `to`), oldest first, at most `limit`.
+    /// Events of `doc` after version `after` (and up to `to`), oldest first, at most `limit`.
     public func events(doc: String, after: Int64, to: Int64? = nil, limit: Int, _ done: @escaping (Result<[Event], RewindError>) -> Void) {
-        query(EventRows.range(doc: doc, after: after, to: to, limit: limit)) { result in
-            done(result.flatMap { rows in Result { () throws(RewindError) in try EventRows.decode(doc: doc, rows) } })
+        entries(LogRows.events(doc: doc, after: after, to: to, limit: limit), doc: doc) { result in
+            done(result.map { $0.compactMap { if case let .event(e) = $0 { return e }; return nil } })
         }
     }
 
-    /// Events and group marks of `doc` after version `afterVersion` and mark
-    /// `afterMark`, up to version `to`, merged in log order (at most `limit` events).
-    public func entries(doc: String, afterVersion: Int64, afterMark: Int64, to: Int64, limit: Int,
-                        _ done: @escaping (Result<[LogEntry], RewindError>) -> Void)
-    {
-        events(doc: doc, after: afterVersion, to: to, limit: limit) { [self] result in
-            switch result {
-            case let .failure(e): done(.failure(e))
-            case let .success(events):
-                let upTo = events.last?.version ?? afterVersion
-                self.query(MarkRows.range(doc: doc, after: afterMark, toVersion: upTo, limit: 100_000)) { result in
-                    done(result.flatMap { rows in
-                        Result { () throws(RewindError) in LogEntry.merge(events, try MarkRows.decode(doc: doc, rows)) }
-                    })
-                }
-            }
+    /// Entries of `doc` (events and marks) with `afterSeq < seq <= toSeq`, in order, at most `limit`.
+    public func entries(doc: String, afterSeq: Int64, toSeq: Int64, limit: Int, _ done: @escaping (Result<[LogEntry], RewindError>) -> Void) {
+        entries(LogRows.range(doc: doc, afterSeq: afterSeq, toSeq: toSeq, limit: limit), doc: doc, done)
+    }
+
+    /// The entries a snapshot at `toSeq` needs, from event `fromVersion`.
+    public func tail(doc: String, fromVersion: Int64, toSeq: Int64, _ done: @escaping (Result<[LogEntry], RewindError>) -> Void) {
+        entries(LogRows.tail(doc: doc, fromVersion: fromVersion, toSeq: toSeq), doc: doc, done)
+    }
+
+    private func entries(_ s: PipelineConnection.Statement, doc: String, _ done: @escaping (Result<[LogEntry], RewindError>) -> Void) {
+        query(s) { result in
+            done(result.flatMap { rows in Result { () throws(RewindError) in try LogRows.decode(doc: doc, rows) } })
         }
     }
 
     /// The version and content digest of a user's transaction in `doc`, if the log has it.
     public func transaction(doc: String, user: Int64, tx: String, _ done: @escaping (Result<(version: Int64, digest: String)?, RewindError>) -> Void) {
-        query(.init("SELECT version, tx_digest FROM events WHERE doc = $1 AND user_id = $2 AND tx = $3", [doc, String(user), tx])) { result in
+        query(.init("SELECT version, tx_digest FROM log WHERE doc = $1 AND user_id = $2 AND tx = $3 AND entry = 'event'",
+                    [doc, String(user), tx])) { result in
             done(result.map { rows in
                 guard rows.count == 1, let v = rows.int(0, 0), let d = rows[0, 1] else { return nil }
                 return (version: v, digest: d)
@@ -169,32 +240,37 @@ public final class EventStore {
     // MARK: Snapshots
 
     public struct Snapshot {
-        public var version: Int64
-        public var marks: Int64
+        public var seq: Int64
+        public var hash: [UInt8]
         public var state: JSON
     }
 
-    /// Stores a snapshot (best effort: a failure is logged, nothing depends on it).
-    public func saveSnapshot(doc: String, version: Int64, marks: Int64, state: JSON) {
-        let text = JSONWriter.string(state)
-        query(.init("INSERT INTO snapshots (doc, version, marks, state) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-                    [doc, String(version), String(marks), text])) { [logger] result in
+    /// Stores a snapshot taken at entry `seq` (whose hash is `hash`), already
+    /// encoded off the loop; `digest` is SHA-256 of `text`. Best effort: a
+    /// failure is logged, nothing depends on it.
+    public func saveSnapshot(doc: String, version: Int64, seq: Int64, hash: [UInt8], text: String, digest: [UInt8]) {
+        query(.init("INSERT INTO snapshots (doc, version, seq, hash, digest, state) VALUES ($1, $2, $3, decode($4, 'hex'), decode($5, 'hex'), $6) ON CONFLICT DO NOTHING",
+                    [doc, String(version), String(seq), Hex.string(hash), Hex.string(digest), text])) { [logger] result in
             if case let .failure(e) = result {
-                logger.warning("snapshot not stored", metadata: ["doc": "\(doc)", "version": "\(version)", "error": "\(e)"])
+                logger.warning("snapshot not stored", metadata: ["doc": "\(doc)", "seq": "\(seq)", "error": "\(e)"])
             }
         }
     }
 
-    /// The newest snapshot of `doc`, if any.
+    /// The newest snapshot of `doc`, if any, checked against its own digest
+    /// (a snapshot edited in place is refused: the log is replayed instead).
     public func latestSnapshot(doc: String, _ done: @escaping (Result<Snapshot?, RewindError>) -> Void) {
-        query(.init("SELECT version, marks, state FROM snapshots WHERE doc = $1 ORDER BY version DESC, marks DESC LIMIT 1", [doc])) { result in
+        query(.init("SELECT seq, hash, digest, state FROM snapshots WHERE doc = $1 ORDER BY seq DESC LIMIT 1", [doc])) { result in
             done(result.flatMap { rows in
                 guard rows.count == 1 else { return .success(nil) }
-                guard let v = rows.int(0, 0), let m = rows.int(0, 1), let text = rows[0, 2] else {
-                    return .failure(RewindError(.internal, "malformed snapshot row of \(doc)"))
+                guard let seq = rows.int(0, 0), let hash = rows[0, 1].flatMap(LogRows.bytea), let digest = rows[0, 2].flatMap(LogRows.bytea),
+                      let text = rows[0, 3]
+                else { return .failure(RewindError(.internal, "malformed snapshot row of \(doc)")) }
+                guard SHA256.hash(Array(text.utf8)) == digest else {
+                    return .failure(RewindError(.internal, "snapshot of \(doc) at \(seq) does not match its digest (changed after it was stored)"))
                 }
-                do { return .success(Snapshot(version: v, marks: m, state: try JSONParser.parse(text, maxDepth: 256))) } catch {
-                    return .failure(RewindError(.internal, "snapshot of \(doc) at \(v) does not parse: \(error)"))
+                do { return .success(Snapshot(seq: seq, hash: hash, state: try JSONParser.parse(text, maxDepth: 256))) } catch {
+                    return .failure(RewindError(.internal, "snapshot of \(doc) at \(seq) does not parse: \(error)"))
                 }
             })
         }
@@ -202,19 +278,18 @@ public final class EventStore {
 
     public struct Head: Sendable, Equatable {
         public var version: Int64
-        public var marks: Int64
+        public var seq: Int64
     }
 
-    /// The head version and mark count of `doc`, or nil when there is no such document.
+    /// The head (event version and stream position) of `doc`, or nil when there is no such document.
     public func head(doc: String, _ done: @escaping (Result<Head?, RewindError>) -> Void) {
-        query(.init("SELECT head, marks FROM documents WHERE id = $1", [doc])) { result in
+        query(.init("SELECT head, seq FROM documents WHERE id = $1", [doc])) { result in
             done(result.map { rows in
-                guard rows.count == 1, let v = rows.int(0, 0), let m = rows.int(0, 1) else { return nil }
-                return Head(version: v, marks: m)
+                guard rows.count == 1, let v = rows.int(0, 0), let s = rows.int(0, 1) else { return nil }
+                return Head(version: v, seq: s)
             })
         }
     }
-
     /// Creates a document owned by `owner`; false when the id is taken.
     public func createDocument(_ doc: String, title: String?, owner: Int64, _ done: @escaping (Result<Bool, RewindError>) -> Void) {
         query(.init("INSERT INTO documents (id, title, owner) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id",
@@ -225,9 +300,7 @@ public final class EventStore {
 
     /// The owner and members of `doc`, or nil when there is no such document.
     public func access(doc: String, _ done: @escaping (Result<DocumentAccess?, RewindError>) -> Void) {
-        var s = AccessRows.load
-        s.params = [doc]
-        query(s) { result in done(result.flatMap { rows in Result { () throws(RewindError) in try AccessRows.decode(rows) } }) }
+        query(.init(AccessRows.loadSQL, [doc])) { result in done(result.flatMap { rows in Result { () throws(RewindError) in try AccessRows.decode(rows) } }) }
     }
 
     /// Gives `user` (a name) `role` on `doc`, or takes it away (nil), as `by`.

@@ -1,29 +1,30 @@
 import RewindCore
 
 /// Rebuilding a document from the log, for the admin CLI. It runs the same
-/// `DocumentLedger.replay` as the server, so both agree by construction.
+/// `DocumentLedger.replay` as the server, so both agree by construction, and
+/// checks the hash chain as it goes.
 public enum Replay {
+    /// The document at `version` (default: the head), with the group marks
+    /// that follow that version's event.
     public static func document(_ doc: String, to version: Int64? = nil, db: Database,
                                 progress: ((Int64, Int64) -> Void)? = nil) throws(RewindError) -> DocumentLedger {
-        let head = try db.query("SELECT head FROM documents WHERE id = $1", [doc])
-        guard head.count == 1, let headVersion = head.int(0, 0) else { throw .notFound("no document \"\(doc)\"") }
+        let head = try db.query("SELECT head, seq FROM documents WHERE id = $1", [doc])
+        guard head.count == 1, let headVersion = head.int(0, 0), let headSeq = head.int(0, 1) else { throw .notFound("no document \"\(doc)\"") }
         let target = version ?? headVersion
         guard target >= 0 else { throw .badRequest("version must be 0 or more") }
         guard target <= headVersion else {
             throw RewindError(.version, "version \(target) is beyond the head \(headVersion)", details: ["head": .int(headVersion)])
         }
+        let stop = target == headVersion
+            ? headSeq
+            : try db.query("SELECT coalesce(max(seq), 0) FROM log WHERE doc = $1 AND version <= $2", [doc, String(target)]).int(0, 0) ?? 0
         var ledger = DocumentLedger(doc: doc)
-        while true {
-            let s = EventRows.range(doc: doc, after: ledger.version, to: target, limit: 5_000)
-            let events = try EventRows.decode(doc: doc, try db.query(s.sql, s.params))
-            // Marks up to the last event read (and, at the target, those after it).
-            let upTo = events.last?.version ?? ledger.version
-            let m = MarkRows.range(doc: doc, after: ledger.history.markCount, toVersion: upTo, limit: 1_000_000)
-            let marks = try MarkRows.decode(doc: doc, try db.query(m.sql, m.params))
-            for entry in LogEntry.merge(events, marks) { try ledger.replay(entry) }
+        while ledger.seq < stop {
+            let s = LogRows.range(doc: doc, afterSeq: ledger.seq, toSeq: stop, limit: 5_000)
+            let entries = try LogRows.decode(doc: doc, try db.query(s.sql, s.textParams))
+            guard !entries.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at entry \(ledger.seq), its head says \(stop)") }
+            for entry in entries { try ledger.replay(entry) }
             progress?(ledger.version, target)
-            if ledger.version >= target { break }
-            guard !events.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at \(ledger.version), head says \(headVersion)") }
         }
         return ledger
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import Logging
 import RewindServer
+import RewindStore
 
 /// `rewind-server`: serves the wire protocol (PROTOCOL.md) on one libuv loop.
 struct RewindServerCommand: ParsableCommand {
@@ -60,6 +61,15 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "push: send presence whose selection others' edits moved (default); quiet: keep it moved without pushing (clients move remote carets through the events themselves; for rooms with many carets).")
     var presenceMoves: String = "push"
 
+    @Option(help: "Writer connections to PostgreSQL; each owns a share of the documents and commits their batches.")
+    var writers: Int = 4
+
+    @Option(help: "Seconds to wait for PostgreSQL: to connect, to answer (then the connection is made again and requests fail unavailable meanwhile); statements are cancelled after the same time.")
+    var dbTimeout: Int = 10
+
+    @Option(help: .hidden)
+    var faultUnappliableVersion: Int64?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = env("REWIND_LOG_LEVEL") ?? "info"
 
@@ -70,6 +80,8 @@ struct RewindServerCommand: ParsableCommand {
         guard undoLevels >= 0 else { throw ValidationError("--undo-levels must be 0 (unlimited) or more") }
         guard presenceMoves == "push" || presenceMoves == "quiet" else { throw ValidationError("--presence-moves must be push or quiet") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        guard (1...64).contains(writers) else { throw ValidationError("--writers must be 1 to 64") }
+        guard dbTimeout > 0 else { throw ValidationError("--db-timeout must be positive") }
         guard idleTimeout > 0, handshakeTimeout > 0, maxPartialBytes > 0, maxOutputBytes > 0, maxConnections > 0, slowTimeout > 0, maxConnectionsPerUser > 0,
               maxHandshakesPerAddress > 0, requestsPerSecond > 0 else { throw ValidationError("limits must be positive") }
     }
@@ -83,7 +95,16 @@ struct RewindServerCommand: ParsableCommand {
         }
         var config = ServerConfig()
         (config.host, config.port) = Self.splitAddress(listen)!
-        config.conninfo = database
+        do { config.conninfo = try ConnInfo.resolvingHost(database) } catch {
+            var message = Array("rewind-server: \(error.message)\n".utf8)
+            _ = message.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+            throw ExitCode(3)
+        }
+        config.writers = writers
+        config.databaseTimeouts.connectMs = UInt64(dbTimeout) * 1000
+        config.databaseTimeouts.statementMs = UInt64(dbTimeout) * 1000
+        config.databaseTimeouts.answerMs = UInt64(dbTimeout) * 1000 + 2_000
+        config.faultUnappliableVersion = faultUnappliableVersion
         config.idleTimeoutMs = UInt64(idleTimeout) * 1000
         config.handshakeTimeoutMs = UInt64(handshakeTimeout) * 1000
         config.maxPartialBytes = maxPartialBytes

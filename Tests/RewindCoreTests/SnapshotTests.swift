@@ -31,7 +31,9 @@ final class SnapshotTests: XCTestCase {
             // Through the text form, as stored.
             let stored = try JSONParser.parse(JSONWriter.string(snapshot), maxDepth: 64)
             let start = try DocumentLedger.tailStart(snapshot: stored, limits: Limits())
-            let tail = live.entries.compactMap { e -> Event? in if case let .event(ev) = e, ev.version >= start { return ev }; return nil }
+            // From event `start` to the entry the snapshot was taken at (the last), as the store reads it.
+            let from = live.entries.firstIndex { if case let .event(ev) = $0 { return ev.version >= start }; return false } ?? live.entries.count - 1
+            let tail = Array(live.entries[from...])
             var restored = live
             restored.ledger = try DocumentLedger(doc: "d", snapshot: stored, tail: tail)
             XCTAssertEqual(restored.doc, live.doc, "seed \(seed)")

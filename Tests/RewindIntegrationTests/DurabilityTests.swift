@@ -33,7 +33,7 @@ final class DurabilityTests: XCTestCase {
         let f = try Fixture()
         let (db, t) = (f.db, f.alice)
         try t.submit("d", tx: "x", base: 0, [["op": "set", "node": "root", "key": "k", "value": 1]])
-        for sql in ["UPDATE events SET action = 'forged'", "DELETE FROM events", "TRUNCATE events"] {
+        for sql in ["UPDATE log SET action = 'forged'", "DELETE FROM log", "TRUNCATE log", "UPDATE events SET action = 'forged'"] {
             XCTAssertThrowsError(try db.db.query(sql), sql) { e in
                 XCTAssertTrue((e as! RewindError).message.contains("append-only"), "\(e)")
             }
@@ -46,32 +46,51 @@ final class DurabilityTests: XCTestCase {
         let (db, t) = (f.db, f.alice)
         try t.submit("d", tx: "x", base: 0, [["op": "set", "node": "root", "key": "k", "value": 1]])
         let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'")[0, 0]!
-        let insert = """
-            INSERT INTO events (doc, version, event_id, tx, tx_digest, user_id, client, grp, kind, base, ops, inverse, time, hash)
-            VALUES ('d', $1, gen_random_uuid(), $2, '', $3, 'c', 'g', 'edit', 0, '[]', '[]', now(), '\\x00')
-            """
-        XCTAssertThrowsError(try db.db.query(insert, ["3", "gap", user]))  // would skip version 2
-        XCTAssertThrowsError(try db.db.query(insert, ["1", "dup", user]))  // version 1 exists
-        // A stale writer (another server) is told "clash", never allowed to fork the log.
-        let clash = try db.db.query("""
-            SELECT status, version FROM rewind_append('d', 2, gen_random_uuid(), 'stale', '', $1, 'c', 'g', 'edit', NULL, 0,
-                                                      '[]', '[]', NULL, 0, gen_random_uuid(), NULL, 0)
-            """, [user])
-        XCTAssertEqual(clash[0, 0], "clash")
+        // Claims the head (seq, version) and inserts in one statement, as a writer does.
+        func append(seq: Int, version: Int, tx: String, claim: Int) throws {
+            try db.db.query("""
+                WITH c AS (UPDATE documents SET seq = $4, head = $5 WHERE id = 'd' RETURNING 1)
+                INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)
+                SELECT 'd', $1, $2, 'event', gen_random_uuid(), $3, 'c', 'edit', 'g', $6, '', 0, '[]', '[]', now(), sha256('x') FROM c
+                """, [String(seq), String(version), user, String(claim), String(version), tx])
+        }
+        XCTAssertThrowsError(try append(seq: 3, version: 2, tx: "gap", claim: 3))      // would skip entry 2
+        XCTAssertThrowsError(try append(seq: 2, version: 3, tx: "miscount", claim: 2))  // versions count events
+        XCTAssertThrowsError(try append(seq: 1, version: 1, tx: "dup", claim: 1))      // entry 1 exists
+        XCTAssertThrowsError(try append(seq: 2, version: 2, tx: "x", claim: 2))        // the same transaction twice
+        // An entry past a head nobody claimed (documents still says 1) is refused too.
+        XCTAssertThrowsError(try db.db.query("""
+            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)
+            VALUES ('d', 2, 2, 'event', gen_random_uuid(), $1, 'c', 'edit', 'g', 'unclaimed', '', 0, '[]', '[]', now(), sha256('x'))
+            """, [user]))
         XCTAssertEqual(try db.eventCount("d"), 1)
+        // The server's next append still goes through: nothing above changed the head.
+        XCTAssertEqual(try t.submit("d", tx: "y", base: 1, [["op": "set", "node": "root", "key": "k", "value": 2]]), 2)
     }
 
-    func testTheHashChainLinksEachEventToThePreviousOne() throws {
+    /// The server computes the chain in Swift; PostgreSQL's `rewind_entry_hash`
+    /// (the encoding as SQL) computes the same for every entry, marks included.
+    func testTheHashChainLinksEachEntryToThePreviousOneAsSQLComputesIt() throws {
         let f = try Fixture()
         let (db, t) = (f.db, f.alice)
-        for i in 0..<3 { try t.submit("d", tx: "x\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "k", "value": .int(Int64(i))]]) }
+        try t.request("open", [("doc", "d")])
+        for i in 0..<3 { try t.submit("d", tx: "x\(i)", base: Int64(i), [["op": "set", "node": "root", "key": .string("k\n\(i)"), "value": .int(Int64(i))]]) }
+        XCTAssertEqual(try t.request("begin_group", [("doc", "d"), ("action", "A\nB")])["ok"], true)
+        try t.submit("d", tx: "g", base: 3, [["op": "set", "node": "root", "key": "k", "value": "é"]])
+        XCTAssertEqual(try t.request("end_group", [("doc", "d")])["ok"], true)
+        XCTAssertEqual(try t.request("undo", [("doc", "d")])["ok"], true)
+        let rows = try db.db.query("SELECT count(*), count(*) FILTER (WHERE entry = 'mark') FROM log WHERE doc = 'd'")
+        XCTAssertEqual(rows.int(0, 0), 6)
+        XCTAssertEqual(rows.int(0, 1), 1, "the group's close is an entry of the same stream")
         let mismatches = try db.db.query("""
-            SELECT e.version FROM events e LEFT JOIN events p ON p.doc = e.doc AND p.version = e.version - 1
-            WHERE e.doc = 'd' AND e.hash <> rewind_event_hash(p.hash, e.doc, e.version, e.event_id, e.tx, e.user_id, e.client,
-                e.grp, e.kind, e.action, e.base, e.ops, e.inverse, e.refers, (extract(epoch FROM e.time) * 1000)::bigint)
+            SELECT l.seq FROM log l LEFT JOIN log p ON p.doc = l.doc AND p.seq = l.seq - 1
+            WHERE l.doc = 'd' AND l.hash <> rewind_entry_hash(p.hash, l.doc, l.seq, l.version, l.entry, l.id, l.user_id, l.client,
+                l.kind, l.grp, l.action, l.tx, l.tx_digest, l.base, l.ops, l.inverse, l.refers, l.meta,
+                (extract(epoch FROM l.time) * 1000)::bigint)
             """)
-        XCTAssertEqual(mismatches.count, 0)
-        XCTAssertEqual(try db.db.query("SELECT count(DISTINCT hash) FROM events WHERE doc = 'd'").int(0, 0), 3)
+        XCTAssertEqual(mismatches.count, 0, "entries whose hash SQL computes otherwise: \(mismatches.values)")
+        XCTAssertEqual(try db.db.query("SELECT count(DISTINCT hash) FROM log WHERE doc = 'd'").int(0, 0), 6)
+        XCTAssertEqual(try db.db.query("SELECT head_hash = (SELECT hash FROM log WHERE doc = 'd' ORDER BY seq DESC LIMIT 1) FROM documents WHERE id = 'd'")[0, 0], "t")
     }
 
     func testShutdownAnswersCommitsAndSaysByeWithRetry() throws {

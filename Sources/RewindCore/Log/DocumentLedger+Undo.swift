@@ -71,6 +71,7 @@ extension DocumentLedger {
             // Recorded with the event so that the log says what was handed back.
             e.meta.selection = selection
         }
+        seal(&e)
         return RevertResult(event: e, version: e.version, action: group.action, selection: selection,
                             skipped: revert.skipped, conflicts: revert.conflicts)
     }
@@ -97,7 +98,9 @@ extension DocumentLedger {
         let m = GroupMark(n: history.markCount + 1, afterVersion: version, id: id, userID: userID, client: client, kind: kind,
                           group: group, scope: scope, action: action, selection: selection, tx: tx, time: time)
         history.record(m)
-        return m
+        var sealed = m
+        seal(&sealed)
+        return sealed
     }
 
     /// The mark already recorded for this `tx` of this user, if any.

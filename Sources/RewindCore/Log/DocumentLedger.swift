@@ -17,6 +17,10 @@ public struct DocumentLedger: Sendable {
     public internal(set) var userNames: [Int64: String] = [:]
     /// Every user's undo and redo stacks: a projection of the same entries.
     public internal(set) var history: UndoHistory
+    /// The hash of the newest entry (events and marks): the next one chains to it.
+    public internal(set) var headHash: [UInt8] = []
+    /// Entries in the log so far, events and marks: the next one is `seq + 1`.
+    public var seq: Int64 { version + history.markCount }
 
     /// Ops of the newest versions, oldest first; `recentStart` is the version of the first.
     private var recent: [[Op]] = []
@@ -122,7 +126,9 @@ public struct DocumentLedger: Sendable {
                           userName: s.userName, client: s.client, group: group, kind: .edit, action: s.action ?? s.groupAction,
                           base: s.base, ops: applied.ops, inverse: applied.inverse, refers: nil, time: s.time, meta: meta)
         record(event)
-        return .appended(event)
+        var sealed = event
+        seal(&sealed)
+        return .appended(sealed)
     }
 
     /// The submit's selection moved through the text ops committed since its
@@ -177,28 +183,77 @@ public struct DocumentLedger: Sendable {
     }
 
     /// Applies an event from the log. Versions must follow on without a gap.
-    public mutating func replay(_ e: Event) throws(RewindError) {
-        guard e.version == version + 1 else {
-            throw RewindError(.internal, "log of \(doc) jumps from version \(version) to \(e.version)")
+    public mutating func replay(_ e: Event, verify: Bool = true) throws(RewindError) {
+        guard e.version == version + 1, e.seq == 0 || e.seq == seq + 1 else {
+            throw RewindError(.internal, "log of \(doc) jumps from version \(version) (entry \(seq)) to \(e.version) (entry \(e.seq))")
         }
+        let hash = try checkedHash(.event(e), verify: verify)
         do { try document.replay(e.ops) } catch {
             throw RewindError(.internal, "event \(e.version) of \(doc) does not apply: \(error.message)")
         }
         record(e)
+        headHash = hash
+    }
+
+    /// The hash an entry from the log must carry after the current head. An
+    /// entry without one (built in memory, not read from the log) is given it.
+    private func checkedHash(_ entry: LogEntry, verify: Bool) throws(RewindError) -> [UInt8] {
+        let stored = entry.hash
+        guard verify || stored.isEmpty else { return stored }
+        var row = entry.row(doc: doc)
+        if stored.isEmpty { row = Self.sealedRow(entry, doc: doc, seq: seq + 1) }
+        let expected = row.chained(after: headHash)
+        if !stored.isEmpty && stored != expected {
+            throw RewindError(.internal, "the hash chain of \(doc) breaks at entry \(row.seq) (version \(row.version)): the log was changed after it was written",
+                              details: ["doc": .string(doc), "seq": .int(row.seq)])
+        }
+        return expected
+    }
+
+    /// The stored form of an entry built in memory.
+    static func sealedRow(_ entry: LogEntry, doc: String, seq: Int64) -> LogRow {
+        switch entry {
+        case var .event(e):
+            e.seq = seq
+            if e.stored == Event.StoredText() { e.stored = Event.StoredText(e) }
+            return e.row
+        case var .mark(m):
+            m.storedMeta = m.storedMeta ?? m.metaJSON.map { JSONWriter.string($0) }
+            return m.row(doc: doc)
+        }
+    }
+
+    /// Gives an entry just recorded its position, stored text and hash, and makes it the head.
+    mutating func seal(_ e: inout Event) {
+        e.seq = seq
+        e.stored = Event.StoredText(e)
+        e.hash = e.row.chained(after: headHash)
+        headHash = e.hash
+    }
+
+    mutating func seal(_ m: inout GroupMark) {
+        m.storedMeta = m.metaJSON.map { JSONWriter.string($0) }
+        m.hash = m.row(doc: doc).chained(after: headHash)
+        headHash = m.hash
     }
 
     /// Applies a group mark from the log. It must be the next mark and sit at the head.
-    public mutating func replay(_ m: GroupMark) throws(RewindError) {
+    public mutating func replay(_ m: GroupMark, verify: Bool = true) throws(RewindError) {
         guard m.n == history.markCount + 1, m.afterVersion == version else {
             throw RewindError(.internal, "mark \(m.n) of \(doc) (after version \(m.afterVersion)) is out of order at version \(version), mark \(history.markCount)")
         }
+        let hash = try checkedHash(.mark(m), verify: verify)
         history.record(m)
+        headHash = hash
     }
 
-    public mutating func replay(_ entry: LogEntry) throws(RewindError) {
+    /// Applies the next entry of the log. `verify: false` for entries this
+    /// ledger's own twin sealed (the committed ledger taking the speculative
+    /// one's entries): their hash was just computed, not read.
+    public mutating func replay(_ entry: LogEntry, verify: Bool = true) throws(RewindError) {
         switch entry {
-        case let .event(e): try replay(e)
-        case let .mark(m): try replay(m)
+        case let .event(e): try replay(e, verify: verify)
+        case let .mark(m): try replay(m, verify: verify)
         }
     }
 

@@ -32,6 +32,22 @@ public struct Event: Sendable, Equatable {
     public var time: Int64
     /// Undo scope, open group, selection (see `EventMeta`).
     public var meta: EventMeta
+    /// Position in the document's log (events and group marks): 1, 2, 3, …
+    public var seq: Int64 = 0
+    /// SHA-256 chaining this entry to the one before it (`LogRow`); empty until sealed.
+    public var hash: [UInt8] = []
+    /// Ops, inverse and meta as the text stored in the log and hashed.
+    public var stored = StoredText()
+
+    /// The exact text of the log's `ops`, `inverse` and `meta` columns.
+    public struct StoredText: Sendable, Equatable {
+        public var ops = ""
+        public var inverse = ""
+        public var meta: String?
+        public init(ops: String = "", inverse: String = "", meta: String? = nil) {
+            self.ops = ops; self.inverse = inverse; self.meta = meta
+        }
+    }
 
     public init(doc: String, version: Int64, id: String, tx: String, txDigest: String, userID: Int64, userName: String,
                 client: String, group: String, kind: EventKind, action: String?, base: Int64, ops: [Op], inverse: [Op],

@@ -1,13 +1,16 @@
 /// Snapshots of a ledger: opening a long document without replaying its log.
 ///
 /// A snapshot holds the state, the undo history (without the per-event log)
-/// and the version and mark count it was taken at. Restoring it needs the
-/// events from `tailStart` to the snapshot's version: the newest ones for
-/// rebasing late submits and those the undo groups can still reach. Their
-/// ops are indexed, not applied.
+/// and the entry it was taken at (`seq`) with that entry's hash. Restoring it
+/// needs the log's entries from event `tailStart` to that entry: the newest
+/// events for rebasing late submits and those the undo groups can still
+/// reach (their ops are indexed, not applied), and the entry itself, whose
+/// hash in the log must be the one the snapshot recorded — a snapshot is
+/// only trusted as far as the chain vouches for the point it was taken at.
 extension DocumentLedger {
     public var snapshotJSON: JSON {
-        .obj([("version", .int(version)), ("document", document.json), ("history", history.snapshotJSON),
+        .obj([("version", .int(version)), ("seq", .int(seq)), ("hash", .string(Hex.string(headHash))),
+              ("document", document.json), ("history", history.snapshotJSON),
               ("users", .array(userNames.keys.sorted().map { .obj([("id", .int($0)), ("name", .string(userNames[$0]!))]) }))])
     }
 
@@ -23,11 +26,20 @@ extension DocumentLedger {
         return max(1, min(floor, v + 1 - Int64(limits.maxRebaseDistance)))
     }
 
-    /// A ledger from a snapshot and the events `tail` (from `tailStart` to the snapshot's version).
-    public init(doc: String, snapshot: JSON, tail: [Event], limits: Limits = Limits()) throws(RewindError) {
-        guard let o = snapshot.objectValue, let v = o["version"]?.intValue, let d = o["document"], let h = o["history"] else {
-            throw RewindError(.internal, "snapshot of \(doc) is malformed")
+    /// A ledger from a snapshot and the log entries `tail` (from event
+    /// `tailStart` up to the snapshot's entry), checked against the chain:
+    /// the tail's hashes link up, and the last one is the snapshot's.
+    public init(doc: String, snapshot: JSON, tail entries: [LogEntry], limits: Limits = Limits()) throws(RewindError) {
+        guard let o = snapshot.objectValue, let v = o["version"]?.intValue, let seq = o["seq"]?.intValue,
+              let hash = o["hash"]?.stringValue.flatMap(Hex.bytes), let d = o["document"], let h = o["history"]
+        else { throw RewindError(.internal, "snapshot of \(doc) is malformed") }
+        guard let last = entries.last, last.seq == seq, last.hash == hash else {
+            throw RewindError(.internal, "snapshot of \(doc) at entry \(seq) does not match the log's hash there")
         }
+        for (a, b) in zip(entries, entries.dropFirst()) where b.seq != a.seq + 1 || b.row(doc: doc).chained(after: a.hash) != b.hash {
+            throw RewindError(.internal, "the hash chain of \(doc) breaks at entry \(b.seq)", details: ["doc": .string(doc), "seq": .int(b.seq)])
+        }
+        let tail = entries.compactMap { if case let .event(e) = $0 { return e }; return nil }
         self.init(doc: doc, limits: limits)
         document = try Document(json: d)
         var restored = try UndoHistory(snapshot: h, floor: v + 1)
@@ -45,7 +57,9 @@ extension DocumentLedger {
             restored.restoreLog(e)
             userNames[e.userID] = e.userName
         }
+        guard restored.markCount == seq - v else { throw RewindError(.internal, "snapshot of \(doc): marks and entry disagree") }
         history = restored
+        headHash = hash
         restoreRecent(usable, head: v)
         knowsAllTransactions = needed <= 1
     }

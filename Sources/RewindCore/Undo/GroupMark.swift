@@ -29,6 +29,12 @@ public struct GroupMark: Sendable, Equatable {
     public var selection: Selection?
     public var tx: String?
     public var time: Int64
+    /// SHA-256 chaining this entry to the one before it (`LogRow`); empty until sealed.
+    public var hash: [UInt8] = []
+    /// Scope and selection as the text stored in the log's `meta` and hashed.
+    public var storedMeta: String?
+    /// Position in the document's log: the events before it and the marks up to it.
+    public var seq: Int64 { afterVersion + n }
 
     public init(n: Int64, afterVersion: Int64, id: String, userID: Int64, client: String, kind: Kind, group: String? = nil,
                 scope: Key? = nil, action: String? = nil, selection: Selection? = nil, tx: String? = nil, time: Int64)

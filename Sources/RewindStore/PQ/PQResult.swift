@@ -57,12 +57,33 @@ enum PQ {
         return String(decoding: UnsafeRawBufferPointer(start: p, count: strlen(p)), as: UTF8.self)
     }
 
-    /// Calls `body` with C strings for `params` (NULL for nil), alive for the call.
-    static func withParams<R>(_ params: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
-        let cstrings: [UnsafeMutablePointer<CChar>?] = params.map { $0.map { strdup($0)! } }
-        defer { cstrings.forEach { free($0) } }
-        let ptrs = cstrings.map { UnsafePointer($0) }
-        return ptrs.withUnsafeBufferPointer { body($0.baseAddress) }
+    /// Calls `body` with libpq's parameter arrays for `params` (values,
+    /// lengths, formats; a NULL value for nil), alive for the call.
+    static func withParams<R>(_ params: [PipelineConnection.Statement.Param],
+                              _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R) -> R
+    {
+        var values: [UnsafeMutablePointer<CChar>?] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        for p in params {
+            switch p {
+            case let .text(s):
+                values.append(s.map { strdup($0)! })
+                lengths.append(0)
+                formats.append(0)
+            case let .binary(b):
+                let m = malloc(max(1, b.count))!.assumingMemoryBound(to: CChar.self)
+                b.withUnsafeBytes { if $0.count > 0 { memcpy(m, $0.baseAddress!, $0.count) } }
+                values.append(m)
+                lengths.append(Int32(b.count))
+                formats.append(1)
+            }
+        }
+        defer { values.forEach { free($0) } }
+        let ptrs = values.map { UnsafePointer($0) }
+        return ptrs.withUnsafeBufferPointer { v in
+            lengths.withUnsafeBufferPointer { l in formats.withUnsafeBufferPointer { f in body(v.baseAddress, l.baseAddress, f.baseAddress) } }
+        }
     }
 }
 

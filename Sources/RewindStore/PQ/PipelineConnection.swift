@@ -13,8 +13,31 @@ import RewindLoop
 public final class PipelineConnection {
     public struct Statement: Sendable {
         public var sql: String
-        public var params: [String?]
-        public init(_ sql: String, _ params: [String?] = []) { self.sql = sql; self.params = params }
+        public var params: [Param]
+        /// A parameter in text form (what `psql` would show), or in PostgreSQL's
+        /// binary form (arrays of a batch: no escaping, no parsing).
+        public enum Param: Sendable {
+            case text(String?)
+            case binary([UInt8])
+        }
+        public init(_ sql: String, _ params: [String?] = []) { self.sql = sql; self.params = params.map { .text($0) } }
+        public init(_ sql: String, values: [Param]) { self.sql = sql; self.params = values }
+        /// The parameters as text, for the blocking `Database` (which takes text only).
+        public var textParams: [String?] {
+            params.map { if case let .text(t) = $0 { return t }; preconditionFailure("binary parameter on a text-only path") }
+        }
+    }
+
+    /// How long to wait for PostgreSQL before giving up on the connection.
+    public struct Timeouts: Sendable {
+        /// Connecting (libpq's `connect_timeout` when the conninfo sets it).
+        public var connectMs: UInt64 = 10_000
+        /// The oldest unit in flight going unanswered: the connection is then
+        /// treated as lost (requests fail `unavailable`) and made again.
+        public var answerMs: UInt64 = 15_000
+        /// `statement_timeout` of the session (PostgreSQL cancels longer statements).
+        public var statementMs: UInt64 = 10_000
+        public init() {}
     }
 
     /// Per statement: its rows, or why it failed (`aborted` after an earlier failure in the unit).
@@ -26,6 +49,7 @@ public final class PipelineConnection {
 
     private struct Unit {
         var count: Int
+        var sentAt: UInt64
         var outcomes: [Outcome] = []
         var completion: (Result<[Outcome], RewindError>) -> Void
     }
@@ -44,6 +68,9 @@ public final class PipelineConnection {
     private let retryTimer: Timer
     private var retryDelay: UInt64 = 100
     private var stopped = false
+    private let timeouts: Timeouts
+    private let connectTimer: Timer
+    private let answerTimer: Timer
 
     /// Called each time the connection becomes ready (first time and after reconnects).
     public var onReady: () -> Void = {}
@@ -52,11 +79,17 @@ public final class PipelineConnection {
     /// Called for each notification (`LISTEN`): channel and payload.
     public var onNotify: (String, String) -> Void = { _, _ in }
 
-    public init(loop: EventLoop, conninfo: String, logger: Logger) {
+    public init(loop: EventLoop, conninfo: String, timeouts: Timeouts = Timeouts(), logger: Logger) {
         self.loop = loop
         self.conninfo = conninfo
         self.logger = logger
+        var t = timeouts
+        if let s = ConnInfo.value("connect_timeout", in: conninfo), let n = UInt64(s), n > 0 { t.connectMs = n * 1000 }
+        self.timeouts = t
         retryTimer = Timer(loop: loop)
+        connectTimer = Timer(loop: loop)
+        answerTimer = Timer(loop: loop)
+        answerTimer.unref()
     }
 
     public var isReady: Bool { state == .ready }
@@ -66,6 +99,8 @@ public final class PipelineConnection {
     public func stop() {
         stopped = true
         retryTimer.close()
+        connectTimer.close()
+        answerTimer.close()
         teardown(reason: "server shutting down")
     }
 
@@ -76,7 +111,9 @@ public final class PipelineConnection {
             return
         }
         for s in statements {
-            let ok = PQ.withParams(s.params) { PQsendQueryParams(conn, s.sql, Int32(s.params.count), nil, $0, nil, nil, 0) }
+            let ok = PQ.withParams(s.params) { values, lengths, formats in
+                PQsendQueryParams(conn, s.sql, Int32(s.params.count), nil, values, lengths, formats, 0)
+            }
             if ok == 0 {
                 completion(.failure(.storage(PQ.string(PQerrorMessage(conn)).trimmingSpace)))
                 lost()
@@ -88,7 +125,7 @@ public final class PipelineConnection {
             lost()
             return
         }
-        inflight.append(Unit(count: statements.count, completion: completion))
+        inflight.append(Unit(count: statements.count, sentAt: loop.now, completion: completion))
         flush()
     }
 
@@ -105,6 +142,10 @@ public final class PipelineConnection {
         }
         conn = c
         watchConnect(PGRES_POLLING_WRITING)
+        // The non-blocking connect does not honour connect_timeout by itself.
+        connectTimer.start(after: timeouts.connectMs) { [unowned self] in
+            if self.state == .connecting { self.retryLater("no connection within \(self.timeouts.connectMs / 1000) s") }
+        }
     }
 
     private func watchConnect(_ want: PostgresPollingStatusType) {
@@ -125,10 +166,17 @@ public final class PipelineConnection {
         case PGRES_POLLING_OK:
             PQsetnonblocking(conn, 1)
             guard PQenterPipelineMode(conn) == 1 else { retryLater("cannot enter pipeline mode"); return }
+            connectTimer.stop()
             state = .ready
             retryDelay = 100
             logger.info("connected to PostgreSQL")
             watch(writable: false)
+            // PostgreSQL cancels a statement that runs too long; a server that
+            // does not answer at all is caught by `answerTimer`.
+            send([Statement("SET statement_timeout = \(timeouts.statementMs)")]) { [logger] result in
+                if case let .failure(e) = result { logger.warning("could not set statement_timeout: \(e)") }
+            }
+            answerTimer.start(after: 1_000, repeat: 1_000) { [unowned self] in self.checkAnswers() }
             onReady()
         case PGRES_POLLING_FAILED:
             retryLater(PQ.string(PQerrorMessage(conn)).trimmingSpace)
@@ -145,7 +193,20 @@ public final class PipelineConnection {
         retryDelay = min(retryDelay * 2, 2_000)
     }
 
+    /// The oldest unit in flight went unanswered too long: PostgreSQL (or the
+    /// network to it) is stuck. Give up on this connection and make another.
+    private func checkAnswers() {
+        guard state == .ready, inflightHead < inflight.count else { return }
+        let waited = loop.now - inflight[inflightHead].sentAt
+        if waited > timeouts.answerMs {
+            logger.warning("PostgreSQL has not answered for \(waited) ms; reconnecting")
+            lost(because: "no answer within \(timeouts.answerMs / 1000) s")
+        }
+    }
+
     private func teardown(reason: String) {
+        connectTimer.stop()
+        answerTimer.stop()
         watcher?.close()
         watcher = nil
         if let conn { PQfinish(conn) }
@@ -158,8 +219,8 @@ public final class PipelineConnection {
         for u in failed { u.completion(.failure(.storage("connection to PostgreSQL lost (\(reason))"))) }
     }
 
-    private func lost() {
-        let why = conn.map { PQ.string(PQerrorMessage($0)).trimmingSpace } ?? "closed"
+    private func lost(because given: String? = nil) {
+        let why = given ?? conn.map { PQ.string(PQerrorMessage($0)).trimmingSpace } ?? "closed"
         let wasReady = state == .ready
         retryLater(why.isEmpty ? "connection closed" : why)
         if wasReady { onLost() }

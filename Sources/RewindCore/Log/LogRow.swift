@@ -1,0 +1,166 @@
+/// An entry of a document's log as it is stored: every field as the text
+/// (or number) the `log` table holds, and the hash that chains it to the
+/// entry before it.
+///
+/// The hash is SHA-256 over the previous entry's hash (no bytes for the
+/// first) followed by every field below, in this order, each encoded as its
+/// length in bytes (8 bytes, big-endian; −1 for null) and then its UTF-8
+/// bytes. Numbers are written in decimal, the id as the usual lowercase uuid
+/// text, the time as milliseconds since 1970:
+///
+///     doc, seq, version, entry, id, user_id, client, kind, grp, action,
+///     tx, tx_digest, base, ops, inverse, refers, meta, time_ms
+///
+/// No field can run into the next, so two different rows never hash alike.
+/// `schema/008_log.sql` defines the same function (`rewind_entry_hash`), so
+/// anyone can check the chain with SQL alone.
+public struct LogRow: Sendable, Equatable {
+    public var doc: String
+    /// Position in the document's stream: 1, 2, 3, … over events and marks.
+    public var seq: Int64
+    /// Events at or before this entry: an event's own version (1, 2, 3, …),
+    /// a mark's the version of the event it follows.
+    public var version: Int64
+    /// "event" or "mark".
+    public var entry: String
+    public var id: String
+    public var userID: Int64
+    public var client: String
+    public var kind: String
+    public var group: String?
+    public var action: String?
+    public var tx: String?
+    public var txDigest: String?
+    public var base: Int64?
+    public var ops: String?
+    public var inverse: String?
+    public var refers: String?
+    public var meta: String?
+    public var time: Int64
+    public var hash: [UInt8]
+
+    /// The hash of this row after the entry whose hash is `previous`.
+    public func chained(after previous: [UInt8]) -> [UInt8] {
+        var h = SHA256()
+        h.update(previous)
+        func field(_ s: String?) {
+            guard var s else { return h.update(LogRow.length(-1)) }
+            h.update(LogRow.length(Int64(s.utf8.count)))
+            s.withUTF8 { h.update($0) }
+        }
+        field(doc)
+        field(String(seq))
+        field(String(version))
+        field(entry)
+        field(id)
+        field(String(userID))
+        field(client)
+        field(kind)
+        field(group)
+        field(action)
+        field(tx)
+        field(txDigest)
+        field(base.map { String($0) })
+        field(ops)
+        field(inverse)
+        field(refers)
+        field(meta)
+        field(String(time))
+        return h.finish()
+    }
+
+    private static func length(_ n: Int64) -> [UInt8] {
+        (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(bitPattern: n) >> (UInt64($0) * 8)) }
+    }
+}
+
+extension Event {
+    /// The stored row: ops, inverse and meta as the text that was (or will be) stored and hashed.
+    public var row: LogRow {
+        LogRow(doc: doc, seq: seq, version: version, entry: "event", id: id, userID: userID, client: client, kind: kind.rawValue,
+               group: group, action: action, tx: tx, txDigest: txDigest, base: base, ops: stored.ops, inverse: stored.inverse,
+               refers: refers, meta: stored.meta, time: time, hash: hash)
+    }
+}
+
+extension Event.StoredText {
+    /// The text the log stores for `e` (and hashes): encoded once, when the event is sealed.
+    public init(_ e: Event) {
+        ops = JSONWriter.string(Op.encodeList(e.ops))
+        inverse = JSONWriter.string(Op.encodeList(e.inverse))
+        meta = e.meta.isEmpty ? nil : JSONWriter.string(e.meta.json)
+    }
+}
+
+extension GroupMark {
+    public func row(doc: String) -> LogRow {
+        LogRow(doc: doc, seq: seq, version: afterVersion, entry: "mark", id: id, userID: userID, client: client, kind: kind.rawValue,
+               group: group, action: action, tx: tx, txDigest: nil, base: nil, ops: nil, inverse: nil, refers: nil,
+               meta: storedMeta, time: time, hash: hash)
+    }
+
+    /// Scope and selection, as the `meta` text of the mark's row.
+    public var metaJSON: JSON? {
+        guard scope != nil || selection != nil else { return nil }
+        return .obj([("scope", scope.map { .string($0.string) }), ("selection", selection?.json)])
+    }
+}
+
+extension LogEntry {
+    public func row(doc: String) -> LogRow {
+        switch self {
+        case let .event(e): return e.row
+        case let .mark(m): return m.row(doc: doc)
+        }
+    }
+
+
+    public var seq: Int64 {
+        switch self {
+        case let .event(e): return e.seq
+        case let .mark(m): return m.seq
+        }
+    }
+
+    public var hash: [UInt8] {
+        switch self {
+        case let .event(e): return e.hash
+        case let .mark(m): return m.hash
+        }
+    }
+}
+
+/// Hex, as operators read hashes (`rewind admin anchors`).
+public enum Hex {
+    public static func string(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func bytes(_ s: String) -> [UInt8]? {
+        let u = Array(s.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        func v(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 48...57: return c - 48
+            case 97...102: return c - 87
+            case 65...70: return c - 55
+            default: return nil
+            }
+        }
+        var out: [UInt8] = []
+        var i = 0
+        while i < u.count {
+            guard let hi = v(u[i]), let lo = v(u[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+}

@@ -1,0 +1,212 @@
+import RewindCore
+
+/// The `log` table: the one place that knows its columns, how entries are
+/// read back, and the statement that appends a batch.
+enum LogRows {
+    static let select = """
+        SELECT l.seq, l.version, l.entry, l.id, l.user_id, u.name, l.client, l.kind, l.grp, l.action, l.tx, l.tx_digest,
+               l.base, l.ops, l.inverse, l.refers, l.meta, (extract(epoch FROM l.time) * 1000)::bigint, l.hash
+        FROM log l JOIN users u ON u.id = l.user_id
+        """
+
+    /// Entries of `doc` with `afterSeq < seq <= toSeq`, in order, at most `limit`.
+    static func range(doc: String, afterSeq: Int64, toSeq: Int64, limit: Int) -> PipelineConnection.Statement {
+        .init(select + " WHERE l.doc = $1 AND l.seq > $2 AND l.seq <= $3 ORDER BY l.seq LIMIT $4",
+              [doc, String(afterSeq), String(toSeq), String(limit)])
+    }
+
+    /// Events of `doc` after version `after` (up to `to`), oldest first: catch-up for `open` with `since`.
+    static func events(doc: String, after: Int64, to: Int64?, limit: Int) -> PipelineConnection.Statement {
+        .init(select + " WHERE l.doc = $1 AND l.entry = 'event' AND l.version > $2 AND l.version <= $3 ORDER BY l.version LIMIT $4",
+              [doc, String(after), String(to ?? Int64.max), String(limit)])
+    }
+
+    /// What a snapshot taken at entry `toSeq` needs: the entries from event
+    /// `fromVersion` up to and including that entry (just that entry when no event is needed).
+    static func tail(doc: String, fromVersion: Int64, toSeq: Int64) -> PipelineConnection.Statement {
+        .init(select + """
+             WHERE l.doc = $1 AND l.seq <= $3
+               AND l.seq >= coalesce((SELECT seq FROM log WHERE doc = $1 AND entry = 'event' AND version = $2), $3)
+             ORDER BY l.seq
+            """, [doc, String(fromVersion), String(toSeq)])
+    }
+
+    static func decode(doc: String, _ rows: Rows) throws(RewindError) -> [LogEntry] {
+        var out: [LogEntry] = []
+        out.reserveCapacity(rows.count)
+        for r in rows.values {
+            guard let seq = r[0].flatMap({ Int64($0) }), let version = r[1].flatMap({ Int64($0) }), let entry = r[2], let id = r[3],
+                  let user = r[4].flatMap({ Int64($0) }), let name = r[5], let client = r[6], let kind = r[7],
+                  let time = r[17].flatMap({ Int64($0) }), let hash = r[18].flatMap(bytea)
+            else { throw RewindError(.internal, "malformed log row in \(doc)") }
+            if entry == "event" {
+                guard let k = EventKind(rawValue: kind), let grp = r[8], let tx = r[10], let digest = r[11],
+                      let base = r[12].flatMap({ Int64($0) }), let opsText = r[13], let invText = r[14]
+                else { throw RewindError(.internal, "malformed event \(version) in \(doc)") }
+                var meta = EventMeta()
+                if let m = r[16] {
+                    do { meta = try EventMeta.parse(try JSONParser.parse(m, maxDepth: 8)) } catch {
+                        throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
+                    }
+                }
+                var e = Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
+                              client: client, group: grp, kind: k, action: r[9], base: base,
+                              ops: try parseOps(opsText, doc: doc, version: version),
+                              inverse: try parseOps(invText, doc: doc, version: version), refers: r[15], time: time, meta: meta)
+                e.seq = seq
+                e.hash = hash
+                e.stored = .init(ops: opsText, inverse: invText, meta: r[16])
+                out.append(.event(e))
+            } else {
+                guard let k = GroupMark.Kind(rawValue: kind) else { throw RewindError(.internal, "malformed mark \(seq) in \(doc)") }
+                var scope: Key?
+                var selection: Selection?
+                if let m = r[16] {
+                    do {
+                        let o = try JSONParser.parse(m, maxDepth: 8).objectValue
+                        scope = o?["scope"]?.stringValue.map { Key($0) }
+                        selection = try Selection.parse(o?["selection"])
+                    } catch {
+                        throw RewindError(.internal, "mark \(seq) of \(doc) has meta that does not parse: \(error)")
+                    }
+                }
+                var mark = GroupMark(n: seq - version, afterVersion: version, id: id, userID: user, client: client, kind: k,
+                                     group: r[8], scope: scope, action: r[9], selection: selection, tx: r[10], time: time)
+                mark.hash = hash
+                mark.storedMeta = r[16]
+                out.append(.mark(mark))
+            }
+        }
+        return out
+    }
+
+    /// `\x0123…` (bytea in text form) as bytes.
+    static func bytea(_ s: String) -> [UInt8]? {
+        guard s.hasPrefix("\\x") else { return nil }
+        return Hex.bytes(String(s.dropFirst(2)))
+    }
+
+    private static func parseOps(_ text: String, doc: String, version: Int64) throws(RewindError) -> [Op] {
+        do {
+            let json = try JSONParser.parse(text, maxDepth: Limits.unbounded.maxJSONDepth)
+            return try Op.parseList(json, limits: .unbounded)
+        } catch {
+            throw RewindError(.internal, "event \(version) of \(doc) holds ops that do not parse: \(error)")
+        }
+    }
+
+    // MARK: Appending
+
+    /// One document's part of a batch: its head before and after, and its entries in order.
+    struct Claim {
+        var doc: String
+        var expectedSeq: Int64
+        /// The hash of the entry the first row follows (empty at the start of the log).
+        var expectedHash: [UInt8]
+        var rows: [LogRow] = []
+        /// Also look for these transactions in the log (a ledger that does
+        /// not know every old transaction, after a snapshot).
+        var checkDuplicates = false
+    }
+
+    /// Appends the entries of many documents in one statement: each
+    /// document's head is claimed (`seq` and `head_hash` still what the writer saw); only the
+    /// entries of claimed documents are inserted; a document one of whose
+    /// transactions the log already holds is not claimed. Answers one row per
+    /// document — `doc, claimed, seq` (the head as the statement found it;
+    /// null: no such document) — and one per duplicate — `doc, false, seq` of
+    /// the entry, `version` and `digest` of the one already in the log.
+    static let appendSQL = """
+        WITH rows AS (
+            SELECT * FROM unnest($7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::bigint[], $13::text[],
+                                 $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[],
+                                 $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[], $26::bool[])
+                AS r(doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops, inverse,
+                     refers, meta, time_ms, hash, check_dup)
+        ), dup AS (
+            SELECT r.doc, r.seq, l.version, l.tx_digest FROM rows r
+            JOIN log l ON l.doc = r.doc AND l.user_id = r.user_id AND l.tx = r.tx AND l.entry = r.entry
+            WHERE r.check_dup AND r.tx IS NOT NULL
+        ), claim AS (
+            UPDATE documents d SET seq = c.last_seq, head = c.last_version, head_hash = c.last_hash
+            FROM unnest($1::text[], $2::bigint[], $3::bytea[], $4::bigint[], $5::bigint[], $6::bytea[])
+                AS c(doc, expected, expected_hash, last_seq, last_version, last_hash)
+            WHERE d.id = c.doc AND d.seq = c.expected AND d.head_hash = c.expected_hash
+              AND NOT EXISTS (SELECT 1 FROM dup WHERE dup.doc = c.doc)
+            RETURNING d.id
+        ), ins AS (
+            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops,
+                             inverse, refers, meta, time, hash)
+            SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
+                   r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash
+            FROM rows r WHERE r.doc IN (SELECT id FROM claim)
+        )
+        SELECT c.doc, c.doc IN (SELECT id FROM claim), d.seq, NULL::bigint, NULL::text
+        FROM unnest($1::text[]) AS c(doc) LEFT JOIN documents d ON d.id = c.doc
+        UNION ALL
+        SELECT dup.doc, false, dup.seq, dup.version, dup.tx_digest FROM dup
+        """
+
+    static func append(_ claims: [Claim]) -> PipelineConnection.Statement {
+        let n = claims.reduce(0) { $0 + $1.rows.count }
+        var cDoc = BinaryArray(.text), cExpected = BinaryArray(.int8), cSeq = BinaryArray(.int8), cVersion = BinaryArray(.int8)
+        var cExpectedHash = BinaryArray(.bytea), cHash = BinaryArray(.bytea)
+        var doc = BinaryArray(.text, capacity: n * 16), seq = BinaryArray(.int8, capacity: n * 12), version = BinaryArray(.int8, capacity: n * 12)
+        var entry = BinaryArray(.text), id = BinaryArray(.uuid, capacity: n * 20), user = BinaryArray(.int8, capacity: n * 12)
+        var client = BinaryArray(.text), kind = BinaryArray(.text), grp = BinaryArray(.text, capacity: n * 40)
+        var action = BinaryArray(.text), tx = BinaryArray(.text), digest = BinaryArray(.text), base = BinaryArray(.int8)
+        var ops = BinaryArray(.text, capacity: n * 64), inverse = BinaryArray(.text, capacity: n * 64), refers = BinaryArray(.text)
+        var meta = BinaryArray(.text), time = BinaryArray(.int8), hash = BinaryArray(.bytea, capacity: n * 36)
+        var check = [UInt8]()
+        var checkCount = 0
+        for c in claims {
+            guard let last = c.rows.last else { continue }
+            cDoc.append(c.doc)
+            cExpected.append(c.expectedSeq)
+            cExpectedHash.append(bytes: c.expectedHash)
+            cSeq.append(last.seq)
+            cVersion.append(last.version)
+            cHash.append(bytes: last.hash)
+            for r in c.rows {
+                doc.append(r.doc); seq.append(r.seq); version.append(r.version); entry.append(r.entry)
+                id.append(uuid: r.id); user.append(r.userID); client.append(r.client); kind.append(r.kind)
+                grp.append(r.group); action.append(r.action); tx.append(r.tx); digest.append(r.txDigest)
+                base.append(r.base); ops.append(r.ops); inverse.append(r.inverse); refers.append(r.refers)
+                meta.append(r.meta); time.append(r.time); hash.append(bytes: r.hash)
+                check += [0, 0, 0, 1, c.checkDuplicates ? 1 : 0]
+                checkCount += 1
+            }
+        }
+        // bool[]: built by hand (element type 16, one byte per element).
+        var checks: [UInt8] = [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 16]
+        let k = UInt32(checkCount)
+        checks += [UInt8(k >> 24), UInt8(truncatingIfNeeded: k >> 16), UInt8(truncatingIfNeeded: k >> 8), UInt8(truncatingIfNeeded: k), 0, 0, 0, 1]
+        checks += check
+        let arrays = [cDoc, cExpected, cExpectedHash, cSeq, cVersion, cHash, doc, seq, version, entry, id, user, client, kind, grp, action, tx, digest,
+                      base, ops, inverse, refers, meta, time, hash]
+        return .init(appendSQL, values: arrays.map { .binary($0.bytes) } + [.binary(checks)])
+    }
+
+    /// The outcome of `append`, per document: claimed, or the head it found,
+    /// plus the duplicates it found (by the seq of the entry that repeated one).
+    struct Outcome {
+        var claimed: Set<String> = []
+        var heads: [String: Int64?] = [:]
+        var duplicates: [String: [Int64: (version: Int64, digest: String?)]] = [:]
+    }
+
+    static func outcome(_ rows: Rows) -> Outcome {
+        var o = Outcome()
+        for r in rows.values {
+            guard let doc = r[0] else { continue }
+            if let v = r[3].flatMap({ Int64($0) }), let seq = r[2].flatMap({ Int64($0) }) {
+                o.duplicates[doc, default: [:]][seq] = (version: v, digest: r[4])
+            } else if r[1] == "t" {
+                o.claimed.insert(doc)
+            } else {
+                o.heads[doc] = .some(r[2].flatMap { Int64($0) })
+            }
+        }
+        return o
+    }
+}

@@ -1,0 +1,88 @@
+/// PostgreSQL's binary format for one-dimensional arrays, to send a whole
+/// batch of rows as a few array parameters (`unnest($1::text[], …)`): one
+/// plan whatever the row count, and no escaping of any value.
+///
+///     ndim=1 | has nulls | element type oid | length | lower bound=1 | (length, bytes)…
+///
+/// (all integers 4 bytes big-endian; a null element is length −1, no bytes).
+struct BinaryArray {
+    enum Element: UInt32 {
+        case bytea = 17, int8 = 20, text = 25, uuid = 2950
+    }
+
+    private let type: Element
+    private var items: [UInt8] = []
+    private var count: Int32 = 0
+    private var hasNull = false
+
+    init(_ type: Element, capacity: Int = 0) {
+        self.type = type
+        items.reserveCapacity(capacity)
+    }
+
+    mutating func append(_ s: String?) {
+        guard var s else { return appendNull() }
+        precondition(type == .text)
+        s.withUTF8 { b in
+            put32(Int32(b.count))
+            items.append(contentsOf: b)
+        }
+        count += 1
+    }
+
+    mutating func append(_ v: Int64?) {
+        guard let v else { return appendNull() }
+        precondition(type == .int8)
+        put32(8)
+        let u = UInt64(bitPattern: v)
+        for k in (0..<8).reversed() { items.append(UInt8(truncatingIfNeeded: u >> (UInt64(k) * 8))) }
+        count += 1
+    }
+
+    mutating func append(bytes: [UInt8]) {
+        precondition(type == .bytea || type == .uuid)
+        put32(Int32(bytes.count))
+        items.append(contentsOf: bytes)
+        count += 1
+    }
+
+    /// A uuid in its text form (`8-4-4-4-12` hex digits) as its 16 bytes.
+    mutating func append(uuid: String) {
+        var out: [UInt8] = []
+        out.reserveCapacity(16)
+        var hi: UInt8?
+        for c in uuid.utf8 {
+            let v: UInt8
+            switch c {
+            case 48...57: v = c - 48
+            case 97...102: v = c - 87
+            case 65...70: v = c - 55
+            default: continue
+            }
+            if let h = hi { out.append(h << 4 | v); hi = nil } else { hi = v }
+        }
+        append(bytes: out)
+    }
+
+    private mutating func appendNull() {
+        put32(-1)
+        hasNull = true
+        count += 1
+    }
+
+    private mutating func put32(_ v: Int32) {
+        let u = UInt32(bitPattern: v)
+        items += [UInt8(u >> 24), UInt8(truncatingIfNeeded: u >> 16), UInt8(truncatingIfNeeded: u >> 8), UInt8(truncatingIfNeeded: u)]
+    }
+
+    var bytes: [UInt8] {
+        var head: [UInt8] = []
+        func be(_ v: UInt32) { head += [UInt8(v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)] }
+        be(1)
+        be(hasNull ? 1 : 0)
+        be(type.rawValue)
+        be(UInt32(count))
+        be(1)
+        return head + items
+    }
+}
