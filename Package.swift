@@ -45,6 +45,6 @@ let package = Package(
         ]),
 
         .testTarget(name: "RewindCoreTests", dependencies: ["RewindCore"]),
-        .testTarget(name: "RewindIntegrationTests", dependencies: ["RewindCore", "RewindStore"]),
+        .testTarget(name: "RewindIntegrationTests", dependencies: ["RewindCore", "RewindStore", "RewindLoop"]),
     ]
 )

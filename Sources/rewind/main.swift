@@ -13,7 +13,7 @@ struct Rewind: ParsableCommand {
 struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Operate a Rewind database: schema, users, the event log.",
-        subcommands: [Migrate.self, Replay.self, User.self, Grant.self, Revoke.self])
+        subcommands: [Migrate.self, Replay.self, Verify.self, Anchors.self, User.self, Grant.self, Revoke.self])
 }
 
 /// Where the database is: shared by every admin command.
@@ -205,6 +205,109 @@ extension Admin {
     }
 }
 
+extension Admin {
+    struct Verify: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check the log: no gaps, the hash chain, every inverse, snapshots, anchors.",
+            discussion: """
+                For each document (all when none is named), entry by entry and through the same
+                code the server runs: entries follow on with no gap and versions count the events;
+                each entry's hash chains to the one before (the encoding is in README.md, "The
+                log"); each event applies, and its inverse gives back the state before it; the
+                document's head names the last entry and its hash; each snapshot matches its
+                digest, the chain at its entry, and the replayed state there. With --anchors, each
+                head exported earlier by `rewind admin anchors` must still be in the log with the
+                same hash: a history rewritten and re-sealed, or newest entries removed, is caught.
+
+                Prints the first problem of each document that has one, as
+                `DOC entry SEQ (version V): what failed`, and a summary. Progress goes to stderr
+                on a terminal.
+
+                Exit status: 0 all holds; 1 a check failed (or a named document does not exist);
+                2 usage; 3 the database cannot be reached.
+                """)
+        @OptionGroup var db: DatabaseOptions
+        @Argument(help: "Documents to check (default: every document).")
+        var docs: [String] = []
+        @Option(help: "A file of anchors (JSON lines, from `rewind admin anchors`) to check against.")
+        var anchors: String?
+
+        func run() throws {
+            let database: Database
+            do { database = try RewindStore.Database(db.database) } catch {
+                printError("error: \(error.message)\n")
+                throw ExitCode(3)
+            }
+            var kept: [RewindStore.Verify.Anchor] = []
+            if let anchors {
+                guard let text = readFile(anchors) else { throw ValidationError("cannot read \(anchors)") }
+                for (i, line) in text.split(separator: "\n").enumerated() where !line.isEmpty {
+                    guard let a = RewindStore.Verify.Anchor.parse(String(line)) else {
+                        throw ValidationError("\(anchors):\(i + 1): not an anchor line {\"doc\", \"seq\", \"hash\"}")
+                    }
+                    kept.append(a)
+                }
+            }
+            let tty = isatty(2) == 1
+            var problems = 0
+            var checked: Int64 = 0
+            do {
+                var docs = self.docs.isEmpty ? try RewindStore.Verify.documents(db: database) : self.docs
+                for a in kept where !docs.contains(a.doc) && self.docs.isEmpty { docs.append(a.doc) }
+                for doc in docs {
+                    let problem = try RewindStore.Verify.document(doc, anchors: kept, db: database) { done, total in
+                        if tty { printError("\rverifying \(doc): \(done)/\(total) entries") }
+                    }
+                    if tty { printError("\r\u{1B}[K") }
+                    if let problem {
+                        problems += 1
+                        print(problem)
+                    }
+                    checked += 1
+                }
+            } catch {
+                if error.code == .unavailable { printError("error: \(error.message)\n"); throw ExitCode(3) }
+                throw Failure(error)
+            }
+            print(problems == 0 ? "ok: \(checked) document(s) verified" : "FAILED: \(problems) of \(checked) document(s)")
+            if problems > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct Anchors: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print each document's head hash (JSON lines), to keep elsewhere for `verify --anchors`.",
+            discussion: """
+                One line per document: {"doc", "seq", "hash"} — the newest entry and its hash. Keep
+                the output where the database's administrators cannot change it; `rewind admin
+                verify --anchors FILE` later proves the log still holds those entries unchanged.
+                """)
+        @OptionGroup var db: DatabaseOptions
+        @Argument(help: "Documents (default: every document with entries).")
+        var docs: [String] = []
+
+        func run() throws {
+            let database = try db.connect()
+            do {
+                for a in try RewindStore.Verify.anchors(docs, db: database) { print(JSONWriter.string(a.json)) }
+            } catch { throw Failure(error) }
+        }
+    }
+}
+
+func readFile(_ path: String) -> String? {
+    guard let f = fopen(path, "rb") else { return nil }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&buf, 1, buf.count, f)
+        if n <= 0 { break }
+        bytes.append(contentsOf: buf[0..<n])
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
 /// A RewindError as a CLI failure: message on stderr, exit code by kind.
 struct Failure: Error, CustomStringConvertible {
     let error: RewindError
@@ -239,5 +342,10 @@ do {
     printError("\(f)\n")
     exit(f.exitCode)
 } catch {
+    // Usage errors exit 2 (as most Unix tools do), not ArgumentParser's 64.
+    if Rewind.exitCode(for: error) == .validationFailure {
+        printError(Rewind.fullMessage(for: error) + "\n")
+        exit(2)
+    }
     Rewind.exit(withError: error)
 }

@@ -13,7 +13,8 @@ final class TestDatabase {
     let db: Database
     var tokens: [String: String] = [:]
 
-    init(users: [String] = ["alice", "bob"]) throws {
+    /// `upTo`: apply only the migrations numbered up to it (a database from an earlier release).
+    init(users: [String] = ["alice", "bob"], upTo: Int? = nil) throws {
         guard ProcessInfo.processInfo.environment["PGHOST"] != nil else {
             throw XCTSkip("PGHOST is not set: run the tests with scripts/test, which starts PostgreSQL")
         }
@@ -24,7 +25,7 @@ final class TestDatabase {
         try admin.query("CREATE DATABASE \(name)")
         conninfo = "dbname=\(name)"
         db = try Database(conninfo)
-        try Migrations.apply(try Migrations.load(from: Self.repositoryRoot + "/schema"), to: db)
+        try Migrations.apply(try Migrations.load(from: Self.repositoryRoot + "/schema").filter { $0.version <= (upTo ?? .max) }, to: db)
         for u in users { tokens[u] = try Accounts.addUser(u, db: db) }
     }
 
@@ -283,4 +284,19 @@ final class Terminal {
 
 extension JSONObject {
     var errorCode: String? { self["error"]?.objectValue?["code"]?.stringValue }
+}
+
+/// `rewind admin ARGS --database …` as an operator runs it: exit status and what it printed.
+func runAdmin(_ db: TestDatabase, _ args: [String]) throws -> (status: Int32, out: String, err: String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind")
+    p.arguments = ["admin"] + args + ["--database", db.conninfo]
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    let printed = out.fileHandleForReading.readDataToEndOfFile()
+    let complaint = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complaint, as: UTF8.self))
 }

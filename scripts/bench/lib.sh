@@ -15,7 +15,8 @@
 # without fsync measures nothing worth having).
 #
 # Binaries: REWIND_BIN (default .build/release). Only when they are missing is
-# `swift build -c release` run.
+# `swift build -c release` run, under `flock /tmp/rewind-build.lock` (the
+# lock every build in this tree takes: two Swift builds must never overlap).
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$BENCH_DIR/../.." && pwd)"
@@ -85,10 +86,10 @@ bench_setup() {
 
     REWIND_BIN="${REWIND_BIN:-$ROOT/.build/release}"
     if [ ! -x "$REWIND_BIN/rewind-server" ] || [ ! -x "$REWIND_BIN/rewind" ]; then
-        blog "no release binaries in $REWIND_BIN: building them (swift build -c release)"
+        blog "no release binaries in $REWIND_BIN: building them (flock /tmp/rewind-build.lock swift build -c release)"
         command -v swift >/dev/null || export PATH="/opt/swift/usr/bin:$PATH"
-        (cd "$ROOT" && swift build -c release) || bdie "swift build -c release failed"
-        REWIND_BIN="$(cd "$ROOT" && swift build -c release --show-bin-path)"
+        (cd "$ROOT" && flock /tmp/rewind-build.lock swift build -c release) || bdie "swift build -c release failed"
+        REWIND_BIN="$(cd "$ROOT" && flock /tmp/rewind-build.lock swift build -c release --show-bin-path)"
     fi
 
     # The harness is C over libuv, compiled here (to a temporary name first, in

@@ -4,8 +4,14 @@
  * own), timed on one clock. Prints `key value` lines; errors go to stderr.
  *
  *   commit --port P --tokens FILE [--clients N] [--docs D] [--seconds S]
- *       terminal i (token i of FILE, cycling) has doc bench-(i % D) open and
- *       submits one `set` op, waits for its ack, submits the next.
+ *          [--warmup S] [--pg-postmaster PID]
+ *       terminal i (token i % U of FILE's U tokens) has doc PREFIX-(i % D)
+ *       open and submits one `set` op, waits for its ack, submits the next.
+ *       Terminal j < D creates doc j as its own user (documents are private
+ *       to their creator), so the terminals sharing a document must be its
+ *       creator's user: U must divide D when D < N. --warmup: submit for S s
+ *       before the measured window. --pg-postmaster: CPU of that
+ *       PostgreSQL's processes (backends, walwriter, others) over the window.
  *   fanout --port P --writer-token T --token T2 [--clients N] [--seconds S]
  *          [--rate R] [--window W] [--doc NAME] [--relay --line-bytes B]
  *       a writer submits to NAME, which N terminals have open: at R/s, or
@@ -15,13 +21,14 @@
  *   idle --port P (--token T | --relay) [--clients N]
  *       N terminals say hello and open doc "idle", print "ready N", and stay
  *       until SIGTERM.
- * Also --host, --prefix (client ids and commit's tx ids), --server-pid (its CPU).
- * The first terminal (or the writer) creates the documents. Connects are
- * ramped: at most 256 in flight.
+ * Also --host, --prefix (client ids, commit's tx ids and documents),
+ * --server-pid (its CPU). In fanout and idle mode the writer (or the first
+ * terminal) creates the document. Connects are ramped: at most 256 in flight.
  */
 #define _GNU_SOURCE
 #include <uv.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <linux/net_tstamp.h>
@@ -55,7 +62,7 @@ typedef struct conn {
 } conn_t;
 
 /* options */
-static int mode, relay, nterm = -1, seconds = 10, ndocs = 10, window_ = 8, line_bytes = 330, port, server_pid;
+static int mode, relay, nterm = -1, seconds = 10, warmup, ndocs = 10, window_ = 8, line_bytes = 330, port, server_pid, postmaster;
 static double rate;
 static const char *host = "127.0.0.1", *token, *writer_token, *tokens_file, *prefix = "lg", *docname = "fanout";
 static char **tokens;
@@ -63,13 +70,15 @@ static int ntokens;   /* --tokens FILE or --token */
 
 static uv_loop_t *loop;                   /* the terminals' loop (main thread) */
 static conn_t *conns;
-static int next_to_connect, in_flight_connects, ready, running, stopping;
+static int next_to_connect, in_flight_connects, ready, running, warming, stopping;
 static uint64_t start_ns, stop_ns, ready_since;
 static double cpu_start, server_cpu_start;
 static uv_timer_t stopper;
 static uv_signal_t sigterm;
-static long disconnects, acks, late_acks;   /* acks: commit mode */
+static long disconnects, acks, late_acks, warm_acks;   /* acks: commit mode */
+static uv_timer_t warmer;
 static atomic_long errors, reads, stamped_reads;
+static atomic_int byes;
 static int64_t real_minus_mono;           /* CLOCK_REALTIME - uv_hrtime(), ns */
 static __thread char readbuf[1 << 16];
 
@@ -105,8 +114,22 @@ static int64_t field_int(const char *line, const char *key) { const char *p = st
 static int is_push(const char *line) { return strncmp(line, "{\"push\":", 8) == 0; }
 static int is_events(const char *line) { return strncmp(line, "{\"push\":\"events\"", 16) == 0; }
 static int is_ok(const char *line) { return strstr(line, "\"ok\":true") != NULL; }
+/* Errors by code (main loop only for the tally; the writer thread only counts). */
+#define MAXCODES 16
+static char codes[MAXCODES][32];
+static long code_count[MAXCODES];
+static void tally_code(const char *line) {
+    const char *p = strstr(line, "\"code\":\"");
+    char code[32] = "unknown";
+    if (p) { p += 8; size_t n = strcspn(p, "\""); if (n >= sizeof code) n = sizeof code - 1; memcpy(code, p, n); code[n] = 0; }
+    for (int i = 0; i < MAXCODES; i++) {
+        if (!codes[i][0]) strcpy(codes[i], code);
+        if (!strcmp(codes[i], code)) { code_count[i]++; return; }
+    }
+}
 static void count_error(const char *what, const char *line) {
     if (atomic_fetch_add(&errors, 1) < 5) fprintf(stderr, "loadgen: %s: %s\n", what, line);
+    if (mode == MODE_COMMIT) tally_code(line);
 }
 
 /* ---- sockets: non-blocking, polled by libuv, read with recvmsg so that each
@@ -131,7 +154,7 @@ static void poll_update(conn_t *c) {
 }
 
 static void conn_lost(conn_t *c, const char *why) {
-    if (!running && !stopping && mode != MODE_IDLE) fatal("a connection closed during set-up", why);
+    if (!running && !warming && !stopping && mode != MODE_IDLE) fatal("a connection closed during set-up", why);
     if (c->is_writer) fatal("the writer's connection closed", why);
     if (++disconnects <= 5) fprintf(stderr, "loadgen: terminal %d disconnected: %s\n", c->index, why);
     uv_poll_stop(&c->poll);
@@ -202,7 +225,6 @@ static void read_lines(conn_t *c) {
             }
             p += len;
             if (strncmp(line, "{\"push\":\"bye\"", 13) == 0) {
-                static atomic_int byes;
                 if (atomic_fetch_add(&byes, 1) < 5) fprintf(stderr, "loadgen: connection %d got %s\n", c->index, line);
             }
             if (c->state != S_READY) session_line(c, line);
@@ -250,11 +272,14 @@ static void connect_one(conn_t *c, uv_loop_t *l) {
 }
 
 /* Ramp: at most 256 connects in flight, so the listen backlog never overflows.
- * In commit and idle mode terminal 0 goes first, alone: it creates the documents. */
+ * Commit mode: the creators of the documents (terminals 0 … D-1) first, the
+ * others once they are all ready. Idle mode: terminal 0 first, alone: it
+ * creates the document. */
+static int creators(void) { return mode == MODE_COMMIT ? (ndocs < nterm ? ndocs : nterm) : mode == MODE_IDLE ? 1 : 0; }
 static void connect_more(void) {
-    int first_alone = mode != MODE_FANOUT && !relay;
+    int first = creators();
     while (next_to_connect < nterm && in_flight_connects < 256) {
-        if (first_alone && next_to_connect == 1 && ready == 0) return;
+        if (first && next_to_connect == first && ready < first) return;
         conn_t *c = &conns[next_to_connect];
         c->index = next_to_connect++;
         c->token = tokens[c->index % ntokens];
@@ -266,7 +291,7 @@ static void connect_more(void) {
 /* ---- set-up: hello → (creator: create_doc) → open → ready ---- */
 
 static void doc_of(int i, char *out, size_t n) {
-    if (mode == MODE_COMMIT) snprintf(out, n, "bench-%d", i % ndocs);
+    if (mode == MODE_COMMIT) snprintf(out, n, "%s-%d", prefix, i % ndocs);
     else snprintf(out, n, "%s", mode == MODE_IDLE ? "idle" : docname);
 }
 
@@ -295,12 +320,10 @@ static void session_line(conn_t *c, char *line) {
     if (is_push(line)) return;
     if (c->state == S_HELLO && re == ID_HELLO) {
         if (!is_ok(line)) fatal("hello refused", line);
-        if (c->is_writer || (c->index == 0 && mode != MODE_FANOUT)) {
-            c->creates_left = mode == MODE_COMMIT ? ndocs : 1;
-            for (int j = 0; j < c->creates_left; j++) {
-                doc_of(j, doc, sizeof doc);
-                sendf(c, "{\"id\":%d,\"type\":\"create_doc\",\"doc\":\"%s\"}\n", ID_CREATE0 + j, doc);
-            }
+        if (c->is_writer || (!relay && mode != MODE_FANOUT && c->index < creators())) {
+            c->creates_left = 1;   /* its own document (commit), or the one of fanout/idle */
+            doc_of(c->index < 0 ? 0 : c->index, doc, sizeof doc);
+            sendf(c, "{\"id\":%d,\"type\":\"create_doc\",\"doc\":\"%s\"}\n", ID_CREATE0, doc);
             c->state = S_CREATE;
             return;
         }
@@ -346,6 +369,63 @@ static double proc_cpu_seconds(int pid) {
     return (ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* --pg-postmaster: CPU ticks of the postmaster's children, by pid, with
+ * their kind from the process title: 0 backend, 1 walwriter, 2 other. */
+#define MAXPG 2048
+typedef struct { int pid, kind; unsigned long long ticks; } pgproc_t;
+static pgproc_t pg_start[MAXPG];
+static int npg_start;
+static const char *pg_kinds[] = { "backends", "walwriter", "other" };
+
+static int pg_scan(pgproc_t *out) {
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    if (!d) return 0;
+    while ((e = readdir(d)) && n < MAXPG) {
+        int pid = atoi(e->d_name);
+        char path[64], buf[1024];
+        if (pid <= 0) continue;
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t k = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[k] = 0;
+        char *p = strrchr(buf, ')');
+        int ppid;
+        unsigned long ut, st;
+        if (!p || sscanf(p + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ppid, &ut, &st) != 3 || ppid != postmaster) continue;
+        snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+        f = fopen(path, "r");
+        k = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f) fclose(f);
+        buf[k] = 0;
+        out[n].pid = pid;
+        out[n].kind = strstr(buf, "walwriter") ? 1
+                    : (strstr(buf, "checkpointer") || strstr(buf, "background writer") || strstr(buf, "autovacuum") ||
+                       strstr(buf, "launcher") || strstr(buf, "stats") || strstr(buf, "archiver")) ? 2 : 0;
+        out[n++].ticks = ut + st;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The first line of /proc/stat, whole machine: user (+nice), system, irq
+ * (+softirq), steal, idle, iowait ticks. */
+#define NSYS 6
+static unsigned long long sys_start[NSYS];
+static const char *sys_names[NSYS] = { "user", "system", "irq", "steal", "idle", "iowait" };
+static void sys_ticks(unsigned long long t[NSYS]) {
+    unsigned long long u = 0, ni = 0, sy = 0, id = 0, io = 0, irq = 0, sirq = 0, steal = 0;
+    FILE *f = fopen("/proc/stat", "r");
+    if (f) {
+        if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &u, &ni, &sy, &id, &io, &irq, &sirq, &steal) != 8) u = 0;
+        fclose(f);
+    }
+    t[0] = u + ni; t[1] = sy; t[2] = irq + sirq; t[3] = steal; t[4] = id; t[5] = io;
+}
+
 static void report(void);
 static void on_stop(uv_timer_t *t) {
     (void)t;
@@ -357,6 +437,23 @@ static void on_stop(uv_timer_t *t) {
         double cpu = cpu_seconds(), scpu = proc_cpu_seconds(server_pid), secs = (stop_ns - start_ns) / 1e9;
         printf("client_cpu_percent %.1f\n", 100 * (cpu - cpu_start) / secs);
         if (scpu >= 0) printf("server_cpu_percent %.1f\n", 100 * (scpu - server_cpu_start) / secs);
+        double hz = (double)sysconf(_SC_CLK_TCK);
+        if (postmaster > 0) {
+            static pgproc_t now_[MAXPG];
+            double by_kind[3] = { 0, 0, 0 };
+            int n = pg_scan(now_), nb = 0;
+            for (int i = 0; i < n; i++) {
+                unsigned long long before = 0;   /* started during the window: all of it */
+                for (int j = 0; j < npg_start; j++) if (pg_start[j].pid == now_[i].pid) { before = pg_start[j].ticks; break; }
+                by_kind[now_[i].kind] += (double)(now_[i].ticks - before);
+                nb += now_[i].kind == 0;
+            }
+            for (int k = 0; k < 3; k++) printf("pg_%s_cpu_percent %.1f\n", pg_kinds[k], 100 * by_kind[k] / hz / secs);
+            printf("pg_backends %d\n", nb);
+        }
+        unsigned long long st[NSYS];
+        sys_ticks(st);
+        for (int k = 0; k < NSYS; k++) printf("system_%s_percent %.1f\n", sys_names[k], 100 * (st[k] - sys_start[k]) / hz / secs);
         atomic_store(&writer_stop, 1);
         /* Let what was sent arrive (commit: the acks still due; fanout: deliveries). */
         uv_timer_start(&stopper, on_stop, 50, 50);
@@ -371,13 +468,30 @@ static void on_stop(uv_timer_t *t) {
     exit(0);
 }
 
-static void start_measuring(void) {
-    fprintf(stderr, "loadgen: %d terminals ready; measuring for %d s\n", nterm, seconds);
+static void open_window(void) {
+    fprintf(stderr, "loadgen: measuring for %d s\n", seconds);
+    warming = 0;
     running = 1;
     start_ns = uv_hrtime();
     cpu_start = cpu_seconds();
     server_cpu_start = proc_cpu_seconds(server_pid);
+    if (postmaster > 0) npg_start = pg_scan(pg_start);
+    sys_ticks(sys_start);
     uv_timer_start(&stopper, on_stop, (uint64_t)seconds * 1000, 0);
+}
+
+static void on_warm(uv_timer_t *t) { (void)t; open_window(); }
+
+static void start_measuring(void) {
+    fprintf(stderr, "loadgen: %d terminals ready\n", nterm);
+    if (mode == MODE_COMMIT && warmup > 0) {
+        fprintf(stderr, "loadgen: warming up for %d s\n", warmup);
+        warming = 1;
+        uv_timer_init(loop, &warmer);
+        uv_timer_start(&warmer, on_warm, (uint64_t)warmup * 1000, 0);
+    } else {
+        open_window();
+    }
     if (mode == MODE_COMMIT) {
         for (int i = 0; i < nterm; i++) submit(&conns[i]);
     } else {
@@ -389,7 +503,7 @@ static void start_measuring(void) {
 static void on_sigterm(uv_signal_t *s, int sig) { (void)s; (void)sig; exit(0); }
 static void terminal_ready(conn_t *c) {
     ready++;
-    if (c->index == 0 && mode != MODE_FANOUT) connect_more();
+    if (ready == creators()) connect_more();
     if (ready < nterm) return;
     if (mode != MODE_IDLE) { start_measuring(); return; }
     printf("ready %d\nconnect_seconds %.2f\n", nterm, (uv_hrtime() - ready_since) / 1e9);
@@ -477,13 +591,14 @@ static void terminal_line(conn_t *c, char *line, uint64_t arrived, uint64_t now)
         if (is_push(line) || field_int(line, "\"re\":") != c->pending_id) return;
         c->pending_id = 0;
         if (!is_ok(line)) count_error("submit failed", line);
+        else if (warming) warm_acks++;
         else if (!running) late_acks++;
         else {
             acks++;
             if (nlat == caplat) { caplat = caplat ? caplat * 2 : 1 << 16; lat = realloc(lat, caplat * sizeof *lat); }
             lat[nlat++] = (now - c->sent_at) / 1e3;
         }
-        if (running) submit(c);
+        if (running || warming) submit(c);
     } else if (mode == MODE_FANOUT) {
         const char *t = strstr(line, "\"tx\":\"w-");
         if (!t || (!relay && !is_events(line))) return;
@@ -519,8 +634,12 @@ static void report(void) {
     double secs = (stop_ns - start_ns) / 1e9;
     printf("seconds %.2f\nclients %d\n", secs, nterm);
     if (mode == MODE_COMMIT) {
-        printf("docs %d\nacks %ld\nlate_acks %ld\nper_second %.1f\n", ndocs, acks, late_acks, acks / secs);
+        printf("docs %d\nusers %d\nwarm_acks %ld\nacks %ld\nlate_acks %ld\nper_second %.1f\n", ndocs, ntokens, warm_acks, acks,
+               late_acks, acks / secs);
         print_lat("ack", lat, nlat);
+        printf("error_codes ");
+        for (int i = 0; i < MAXCODES && codes[i][0]; i++) printf("%s%s:%ld", i ? "," : "", codes[i], code_count[i]);
+        printf("%s\n", codes[0][0] ? "" : "none");
     } else {
         /* From arrival times: delivery (commit→delivery) from the writer's own
          * copy; first from the first copy anyone got; e2e from the writer's send. */
@@ -549,8 +668,8 @@ static void report(void) {
         printf("before_commit_percent %.1f\nno_commit_seen %zu\n", na ? 100.0 * early / na : 0, ndel - na);
     }
     long r = atomic_load(&reads);
-    printf("stamped_reads_percent %.1f\nerrors %ld\ndisconnects %ld\n", r ? 100.0 * atomic_load(&stamped_reads) / r : 0,
-           atomic_load(&errors), disconnects);
+    printf("stamped_reads_percent %.1f\nerrors %ld\ndisconnects %ld\nbyes %d\n", r ? 100.0 * atomic_load(&stamped_reads) / r : 0,
+           atomic_load(&errors), disconnects, atomic_load(&byes));
     fflush(stdout);
 }
 
@@ -576,7 +695,8 @@ int main(int argc, char **argv) {
         {"host", 1, 0, 'h'}, {"port", 1, 0, 'p'}, {"token", 1, 0, 't'}, {"tokens", 1, 0, 'T'},
         {"writer-token", 1, 0, 'W'}, {"clients", 1, 0, 'c'}, {"seconds", 1, 0, 's'}, {"docs", 1, 0, 'd'},
         {"rate", 1, 0, 'r'}, {"window", 1, 0, 'w'}, {"doc", 1, 0, 'D'}, {"relay", 0, 0, 'R'},
-        {"line-bytes", 1, 0, 'l'}, {"prefix", 1, 0, 'P'}, {"server-pid", 1, 0, 'S'}, {0, 0, 0, 0}};
+        {"line-bytes", 1, 0, 'l'}, {"prefix", 1, 0, 'P'}, {"server-pid", 1, 0, 'S'}, {"warmup", 1, 0, 'M'},
+        {"pg-postmaster", 1, 0, 'G'}, {0, 0, 0, 0}};
     static char *no_token = "";
     if (argc < 2) goto usage;
     if (!strcmp(argv[1], "commit")) mode = MODE_COMMIT;
@@ -593,7 +713,8 @@ int main(int argc, char **argv) {
         case 'r': rate = atof(optarg); break;        case 'w': window_ = atoi(optarg); break;
         case 'D': docname = optarg; break;           case 'R': relay = 1; break;
         case 'l': line_bytes = atoi(optarg); break;  case 'P': prefix = optarg; break;
-        case 'S': server_pid = atoi(optarg); break;  default: goto usage;
+        case 'S': server_pid = atoi(optarg); break;  case 'M': warmup = atoi(optarg); break;
+        case 'G': postmaster = atoi(optarg); break;  default: goto usage;
         }
     }
     if (nterm < 0) nterm = mode == MODE_COMMIT ? 50 : mode == MODE_FANOUT ? 1000 : 10000;
@@ -603,6 +724,8 @@ int main(int argc, char **argv) {
     else if (relay) tokens = &no_token, ntokens = 1;
     else goto usage;
     if (mode == MODE_FANOUT && !relay && !writer_token) goto usage;
+    if (mode == MODE_COMMIT && ndocs < nterm && ndocs % ntokens != 0)
+        fatal("commit: terminals sharing a document must be its creator's user: the number of tokens must divide --docs", NULL);
 
     signal(SIGPIPE, SIG_IGN);
     calibrate_clocks();

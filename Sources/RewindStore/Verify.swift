@@ -1,0 +1,162 @@
+import RewindCore
+
+/// `rewind admin verify`: everything the log promises, checked from the rows
+/// alone, by the same core code the server runs.
+///
+/// For each document, entry by entry: positions follow on with no gap and
+/// versions count the events; each entry's hash chains to the one before
+/// (`LogRow.chained`); each event applies, and applying its inverse gives
+/// back the state before it; the document's head names the last entry and
+/// its hash; every snapshot matches its digest, the chain at its entry, and
+/// the replayed state there. With anchors (head hashes exported earlier by
+/// `rewind admin anchors` and kept elsewhere), each anchored entry must still
+/// be in the log with the same hash: history rewritten and re-sealed, or
+/// newest entries removed and the head rolled back, is caught.
+public enum Verify {
+    public struct Problem: Sendable, CustomStringConvertible {
+        public var doc: String
+        public var seq: Int64?
+        public var version: Int64?
+        public var what: String
+        public var description: String {
+            "\(doc)" + (seq.map { " entry \($0)" } ?? "") + (version.map { " (version \($0))" } ?? "") + ": \(what)"
+        }
+    }
+
+    public struct Anchor: Sendable {
+        public var doc: String
+        public var seq: Int64
+        public var hash: [UInt8]
+
+        public init(doc: String, seq: Int64, hash: [UInt8]) { self.doc = doc; self.seq = seq; self.hash = hash }
+
+        public var json: JSON { .obj([("doc", .string(doc)), ("seq", .int(seq)), ("hash", .string(Hex.string(hash)))]) }
+
+        public static func parse(_ line: String) -> Anchor? {
+            guard let o = try? JSONParser.parse(line, maxDepth: 4).objectValue, let doc = o["doc"]?.stringValue,
+                  let seq = o["seq"]?.intValue, let hash = o["hash"]?.stringValue.flatMap(Hex.bytes), hash.count == 32
+            else { return nil }
+            return Anchor(doc: doc, seq: seq, hash: hash)
+        }
+    }
+
+    /// The heads of `docs` (all documents when empty), to keep somewhere the database's superuser cannot reach.
+    public static func anchors(_ docs: [String], db: Database) throws(RewindError) -> [Anchor] {
+        var rows: [[String?]] = []
+        if docs.isEmpty {
+            rows = try db.query("SELECT id, seq, head_hash FROM documents WHERE seq > 0 ORDER BY id").values
+        } else {
+            for d in docs {
+                let r = try db.query("SELECT id, seq, head_hash FROM documents WHERE id = $1", [d])
+                guard r.count == 1 else { throw .notFound("no document \"\(d)\"") }
+                rows += r.values
+            }
+        }
+        return rows.compactMap { r in
+            guard let doc = r[0], let seq = r[1].flatMap({ Int64($0) }), let hash = r[2].flatMap(LogRows.bytea) else { return nil }
+            return Anchor(doc: doc, seq: seq, hash: hash)
+        }
+    }
+
+    /// Every document's id, in order.
+    public static func documents(db: Database) throws(RewindError) -> [String] {
+        try db.query("SELECT id FROM documents ORDER BY id").values.compactMap { $0[0] }
+    }
+
+    /// Checks one document; the first problem found, or nil when all holds.
+    /// `progress(entries done, entries in all)`.
+    public static func document(_ doc: String, anchors: [Anchor] = [], db: Database,
+                                progress: ((Int64, Int64) -> Void)? = nil) throws(RewindError) -> Problem?
+    {
+        let head = try db.query("SELECT seq, head, head_hash FROM documents WHERE id = $1", [doc])
+        guard head.count == 1, let headSeq = head.int(0, 0), let headVersion = head.int(0, 1),
+              let headHash = head[0, 2].flatMap(LogRows.bytea)
+        else { return Problem(doc: doc, what: "no such document") }
+        let snapshotRows = try db.query("SELECT seq, hash, digest, state FROM snapshots WHERE doc = $1 ORDER BY seq", [doc])
+        var snapshots: [(seq: Int64, hash: [UInt8], digest: [UInt8], state: String)] = snapshotRows.values.compactMap { r in
+            guard let s = r[0].flatMap({ Int64($0) }), let h = r[1].flatMap(LogRows.bytea), let d = r[2].flatMap(LogRows.bytea), let t = r[3]
+            else { return nil }
+            return (s, h, d, t)
+        }
+        guard snapshots.count == snapshotRows.count else { return Problem(doc: doc, what: "a snapshot row is malformed") }
+        var anchored = Dictionary(anchors.filter { $0.doc == doc }.map { ($0.seq, $0.hash) }, uniquingKeysWith: { a, _ in a })
+        var ledger = DocumentLedger(doc: doc, limits: .unbounded)
+        while true {
+            let s = LogRows.range(doc: doc, afterSeq: ledger.seq, toSeq: Int64.max, limit: 5_000)
+            let entries: [LogEntry]
+            do { entries = try LogRows.decode(doc: doc, try db.query(s.sql, s.textParams)) } catch {
+                return Problem(doc: doc, seq: ledger.seq + 1, what: error.message)
+            }
+            if entries.isEmpty { break }
+            for entry in entries {
+                let seq = entry.seq
+                guard seq == ledger.seq + 1 else {
+                    return Problem(doc: doc, seq: ledger.seq + 1, what: "missing: the log jumps from entry \(ledger.seq) to \(seq)")
+                }
+                var before: Document?
+                if case .event = entry { before = ledger.document }
+                do { try ledger.replay(entry) } catch {
+                    let v: Int64? = if case let .event(e) = entry { e.version } else { nil }
+                    return Problem(doc: doc, seq: seq, version: v, what: error.message)
+                }
+                if case let .event(e) = entry, let before, let problem = checkInverse(e, before: before, after: ledger.document) {
+                    return Problem(doc: doc, seq: seq, version: e.version, what: problem)
+                }
+                if let expected = anchored.removeValue(forKey: seq), expected != ledger.headHash {
+                    return Problem(doc: doc, seq: seq, what: "differs from the anchor taken earlier (history was rewritten)")
+                }
+                while let snap = snapshots.first, snap.seq <= seq {
+                    snapshots.removeFirst()
+                    if let problem = checkSnapshot(snap, ledger: ledger, at: seq) { return Problem(doc: doc, seq: snap.seq, what: problem) }
+                }
+            }
+            progress?(ledger.seq, headSeq)
+        }
+        guard ledger.seq == headSeq, ledger.version == headVersion, ledger.headHash == headHash else {
+            return Problem(doc: doc, seq: ledger.seq,
+                           what: "the document's head says entry \(headSeq) (version \(headVersion)); the log ends at entry \(ledger.seq) (version \(ledger.version))"
+                               + (ledger.seq == headSeq ? " with another hash" : ""))
+        }
+        if let snap = snapshots.first { return Problem(doc: doc, seq: snap.seq, what: "a snapshot past the end of the log") }
+        if let (seq, _) = anchored.min(by: { $0.key < $1.key }) {
+            return Problem(doc: doc, seq: seq, what: "anchored entry is gone: the log ends at entry \(ledger.seq) (newest entries removed?)")
+        }
+        return nil
+    }
+
+    /// Applying the inverse to the state after the event gives the state before it (checked on the nodes it touched).
+    static func checkInverse(_ e: Event, before: Document, after: Document) -> String? {
+        var back = after
+        do { try back.replay(e.inverse) } catch { return "its inverse does not apply: \(error.message)" }
+        var touched = Set<Key>()
+        for op in e.ops + e.inverse {
+            touched.insert(op.node)
+            switch op {
+            case let .create(spec, parent, _):
+                touched.insert(parent)
+                var stack = [spec]
+                while let s = stack.popLast() { touched.insert(s.id); stack += s.children }
+            case let .move(_, parent, _): touched.insert(parent)
+            default: break
+            }
+        }
+        for k in touched {
+            if before[k] != back[k] { return "its inverse does not give back node \"\(k)\" as it was" }
+            if let p = before[k]?.parent, before[p]?.children != back[p]?.children {
+                return "its inverse does not put \"\(k)\" back in place under \"\(p)\""
+            }
+        }
+        return before.nodeCount == back.nodeCount ? nil : "its inverse leaves \(back.nodeCount) nodes where there were \(before.nodeCount)"
+    }
+
+    static func checkSnapshot(_ s: (seq: Int64, hash: [UInt8], digest: [UInt8], state: String), ledger: DocumentLedger, at seq: Int64) -> String? {
+        guard s.seq == seq else { return "snapshot taken at an entry that is not in the log" }
+        guard SHA256.hash(Array(s.state.utf8)) == s.digest else { return "snapshot does not match its digest (changed after it was stored)" }
+        guard s.hash == ledger.headHash else { return "snapshot names a hash the log does not have at this entry" }
+        guard let o = try? JSONParser.parse(s.state, maxDepth: 256).objectValue, let d = o["document"],
+              let doc = try? Document(json: d) else { return "snapshot does not parse" }
+        guard doc == ledger.document else { return "snapshot's state differs from the replayed state at this entry" }
+        return nil
+    }
+
+}

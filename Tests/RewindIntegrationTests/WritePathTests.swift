@@ -1,0 +1,238 @@
+import Foundation
+import Glibc
+import Logging
+import RewindCore
+import RewindLoop
+import RewindStore
+import XCTest
+
+/// The write path against real PostgreSQL: set-based batches, the hash chain
+/// and `verify`, a committed entry that does not apply, a database that does
+/// not answer, and databases from before the single log.
+final class WritePathTests: XCTestCase {
+    /// Sealed entries of a document, built by the core as the server builds them.
+    private func entries(_ doc: String, user: Int64, count: Int, tag: String) throws -> [LogEntry] {
+        var ledger = DocumentLedger(doc: doc)
+        var out: [LogEntry] = []
+        for i in 0..<count {
+            let s = DocumentLedger.Submission(tx: "\(tag)\(i)", base: ledger.version, ops: [.set("root", key: "k", value: .string(tag))],
+                                              action: nil, userID: user, userName: "alice", client: "c",
+                                              eventID: UUID().uuidString.lowercased(), time: 1_000 + Int64(i))
+            guard case let .appended(e) = try ledger.append(s) else { throw TestFailure("duplicate") }
+            out.append(.event(e))
+        }
+        return out
+    }
+
+    /// One batch carries entries of two documents; one of them was written
+    /// by someone else meanwhile (its head moved): only its entries are
+    /// refused, the other document's commit.
+    func testABatchWhereOneDocumentClashesCommitsTheOthers() throws {
+        let db = try TestDatabase()
+        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
+        for d in ["x", "y"] { try db.db.query("INSERT INTO documents (id, owner) VALUES ($1, $2)", [d, String(user)]) }
+        let winner = try entries("x", user: user, count: 1, tag: "winner")
+        let stale = try entries("x", user: user, count: 2, tag: "stale")  // computed on the same empty x
+        let fine = try entries("y", user: user, count: 3, tag: "fine")
+
+        let loop = EventLoop()
+        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, logger: Logger(label: "test"))
+        var outcomes: [String: [EventStore.AppendOutcome]] = [:]
+        var phase = 0
+        store.onReady = {
+            guard phase == 0 else { return }
+            phase = 1
+            store.append(winner[0], doc: "x", after: [], checkDuplicates: false) { o in
+                outcomes["winner", default: []].append(o)
+                // Now one batch: the stale x entries and y's, in the same loop turn.
+                var prev: [UInt8] = []
+                for e in stale { store.append(e, doc: "x", after: prev, checkDuplicates: false) { outcomes["stale", default: []].append($0) }; prev = e.hash }
+                prev = []
+                for e in fine {
+                    store.append(e, doc: "y", after: prev, checkDuplicates: false) { o in
+                        outcomes["fine", default: []].append(o)
+                        if outcomes["fine"]!.count == 3 { store.stop() }
+                    }
+                    prev = e.hash
+                }
+            }
+        }
+        store.start()
+        loop.run()
+        func committed(_ o: EventStore.AppendOutcome) -> Bool { if case .committed = o { return true }; return false }
+        XCTAssertEqual(outcomes["winner"]?.map(committed), [true])
+        XCTAssertEqual(outcomes["fine"]?.map(committed), [true, true, true], "the other document commits")
+        XCTAssertEqual(outcomes["stale"]?.count, 2)
+        for o in outcomes["stale"] ?? [] {
+            guard case .clash = o else { return XCTFail("a stale entry must clash, got \(o)") }
+        }
+        XCTAssertEqual(try db.db.query("SELECT seq, head FROM documents WHERE id = 'x'").values, [["1", "1"]])
+        XCTAssertEqual(try db.db.query("SELECT seq, head FROM documents WHERE id = 'y'").values, [["3", "3"]])
+        XCTAssertEqual(try db.db.query("SELECT tx FROM log WHERE doc = 'x'").values, [["winner0"]])
+        // Both documents verify.
+        XCTAssertNil(try Verify.document("x", db: db.db))
+        XCTAssertNil(try Verify.document("y", db: db.db))
+    }
+
+    /// A row changed by a superuser (triggers off) is named by `verify`, and
+    /// the server refuses to serve the document rather than build on it.
+    /// Re-sealing every later hash fools a check of the chain alone, not one
+    /// against anchors exported before; nor does removing the newest entries.
+    func testTamperingIsCaughtByVerifyTheServerAndAnchors() throws {
+        let f = try Fixture()
+        let (db, t) = (f.db, f.alice)
+        for i in 0..<4 { try t.submit("d", tx: "s\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "k", "value": .int(Int64(i))]]) }
+        XCTAssertEqual(try runAdmin(db, ["verify"]).status, 0)
+        let anchors = try runAdmin(db, ["anchors"]).out
+        XCTAssertTrue(anchors.contains("\"seq\":4"), anchors)
+        let anchorFile = NSTemporaryDirectory() + "anchors-\(db.name).jsonl"
+        try anchors.write(toFile: anchorFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: anchorFile) }
+
+        try db.db.execute(script: """
+            ALTER TABLE log DISABLE TRIGGER USER;
+            UPDATE log SET ops = replace(ops, '"value":3', '"value":300') WHERE doc = 'd' AND seq = 4;
+            ALTER TABLE log ENABLE TRIGGER USER;
+            """)
+        let tampered = try runAdmin(db, ["verify", "d"])
+        XCTAssertEqual(tampered.status, 1)
+        XCTAssertTrue(tampered.out.contains("d entry 4 (version 4)"), tampered.out)
+        XCTAssertTrue(tampered.out.contains("hash chain"), tampered.out)
+
+        // A restarted server will not serve (or extend) the changed log.
+        f.server.kill9()
+        let server = try ServerProcess(database: db)
+        let a = try Terminal(port: server.port)
+        try a.hello("alice", db)
+        let open = try a.request("open", [("doc", "d")])
+        XCTAssertEqual(open.errorCode, "internal", JSONWriter.string(.object(open)))
+        XCTAssertEqual(try a.request("submit", [("doc", "d"), ("tx", "more"), ("base", 4), ("ops", [["op": "set", "node": "root", "key": "k", "value": 5]])]).errorCode, "internal")
+        XCTAssertEqual(try db.eventCount("d"), 4)
+
+        // Re-seal from the changed entry on, as a superuser who knows the encoding would.
+        try db.db.execute(script: """
+            ALTER TABLE log DISABLE TRIGGER USER;
+            DO $$ DECLARE r record; prev bytea; BEGIN
+                SELECT hash INTO prev FROM log WHERE doc = 'd' AND seq = 3;
+                FOR r IN SELECT * FROM log WHERE doc = 'd' AND seq >= 4 ORDER BY seq LOOP
+                    prev := rewind_entry_hash(prev, r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp,
+                        r.action, r.tx, r.tx_digest, r.base, r.ops, r.inverse, r.refers, r.meta, (extract(epoch FROM r.time) * 1000)::bigint);
+                    UPDATE log SET hash = prev WHERE doc = 'd' AND seq = r.seq;
+                END LOOP;
+                UPDATE documents SET head_hash = prev WHERE id = 'd';
+            END $$;
+            ALTER TABLE log ENABLE TRIGGER USER;
+            """)
+        XCTAssertEqual(try runAdmin(db, ["verify", "d"]).status, 0, "a re-sealed chain holds together on its own")
+        let resealed = try runAdmin(db, ["verify", "--anchors", anchorFile])
+        XCTAssertEqual(resealed.status, 1)
+        XCTAssertTrue(resealed.out.contains("d entry 4: differs from the anchor"), resealed.out)
+
+        // Removing the newest entry and rolling the head back.
+        try db.db.execute(script: """
+            ALTER TABLE log DISABLE TRIGGER USER;
+            DELETE FROM log WHERE doc = 'd' AND seq = 4;
+            UPDATE documents SET seq = 3, head = 3, head_hash = (SELECT hash FROM log WHERE doc = 'd' AND seq = 3) WHERE id = 'd';
+            ALTER TABLE log ENABLE TRIGGER USER;
+            """)
+        let rolledBack = try runAdmin(db, ["verify", "d", "--anchors", anchorFile])
+        XCTAssertEqual(rolledBack.status, 1)
+        XCTAssertTrue(rolledBack.out.contains("anchored entry is gone"), rolledBack.out)
+        XCTAssertEqual(try runAdmin(db, ["verify", "nope"]).status, 1)
+        XCTAssertEqual(try runAdmin(db, ["verify", "--no-such-flag"]).status, 2)
+    }
+
+    /// The committed ledger refusing an entry (this server and its log
+    /// disagree) stops the document: the submit is not acknowledged, the
+    /// terminals are told `closed`, and the document opens again from the log.
+    func testACommittedEntryThatDoesNotApplyIsNotAcknowledged() throws {
+        let f = try Fixture(serverArguments: ["--fault-unappliable-version", "3"])
+        let (db, a) = (f.db, f.alice)
+        let b = try f.terminal("bob")
+        XCTAssertEqual(try a.request("open", [("doc", "d")])["ok"], true)
+        XCTAssertEqual(try b.request("open", [("doc", "d")])["ok"], true)
+        for i in 0..<2 { try a.submit("d", tx: "s\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "k", "value": .int(Int64(i))]]) }
+        let third = try a.request("submit", [("doc", "d"), ("tx", "s2"), ("base", 2), ("ops", [["op": "set", "node": "root", "key": "k", "value": 2]])])
+        XCTAssertEqual(third["ok"], false)
+        XCTAssertEqual(third.errorCode, "internal")
+        let closed = try b.push("closed")
+        XCTAssertEqual(closed["doc"], "d")
+        XCTAssertEqual(closed["reason"], "internal")
+        // It did commit (the database has it); opening again reads it from the log.
+        XCTAssertEqual(try db.eventCount("d"), 3)
+        let reopened = try b.request("open", [("doc", "d")])
+        XCTAssertEqual(reopened["version"], 3)
+        XCTAssertEqual(reopened["state"]?.objectValue?["nodes"]?.objectValue?["root"]?.objectValue?["props"]?.objectValue?["k"], 2)
+    }
+
+    /// Backends that stop answering (SIGSTOP): requests fail `unavailable`
+    /// within the timeout instead of hanging, and the server comes back on
+    /// new connections by itself.
+    func testAPostgreSQLThatDoesNotAnswerMakesRequestsFailUnavailable() throws {
+        let f = try Fixture(serverArguments: ["--db-timeout", "1"])
+        let (db, a) = (f.db, f.alice)
+        try a.submit("d", tx: "before", base: 0, [["op": "set", "node": "root", "key": "k", "value": 0]])
+        let pids = try db.db.query("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [db.name])
+            .values.compactMap { $0[0].flatMap { Int32($0) } }
+        XCTAssertGreaterThanOrEqual(pids.count, 2, "the server's connections")
+        for p in pids { kill(p, SIGSTOP) }
+        defer { for p in pids { kill(p, SIGCONT) } }
+        let start = Date()
+        let stuck = try a.request("submit", [("doc", "d"), ("tx", "during"), ("base", 1), ("ops", [["op": "set", "node": "root", "key": "k", "value": 1]])])
+        let waited = Date().timeIntervalSince(start)
+        XCTAssertEqual(stuck.errorCode, "unavailable", JSONWriter.string(.object(stuck)))
+        XCTAssertLessThan(waited, 8, "answered within the timeout (1 s to answer + 2 s grace), not left hanging")
+        // New connections, new backends: the same submit goes through once the server is back.
+        var ok = false
+        let deadline = Date().addingTimeInterval(15)
+        while !ok && Date() < deadline {
+            let r = try a.request("submit", [("doc", "d"), ("tx", "during"), ("base", 1), ("ops", [["op": "set", "node": "root", "key": "k", "value": 1]])])
+            ok = r["ok"] == true
+            if !ok { usleep(200_000) }
+        }
+        XCTAssertTrue(ok, "the server reconnected by itself")
+    }
+
+    /// A database with events and group marks in the old tables (schema
+    /// 001–007, appended by the old SQL functions) migrates to the single
+    /// log: entries in their order, re-chained, verified, and served.
+    func testAnExistingDatabaseMigratesForward() throws {
+        let db = try TestDatabase(upTo: 7)
+        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
+        try db.db.query("INSERT INTO documents (id, owner) VALUES ('m', $1)", [String(user)])
+        var prev: String?
+        func event(_ v: Int, _ ops: String, _ inverse: String, marks: Int, meta: String? = nil) throws {
+            let id = UUID().uuidString.lowercased()
+            let r = try db.db.query("""
+                SELECT status FROM rewind_append('m', $1, $2::uuid, $3, 'digest', $4, 'c', 'g\(v)', 'edit', NULL, $5, $6, $7, NULL,
+                                                 $8, $9::uuid, $10, $11)
+                """, [String(v), id, "tx\(v)", String(user), String(v - 1), ops, inverse, String(1_700_000_000_000 + v), prev, meta, String(marks)])
+            XCTAssertEqual(r[0, 0], "ok")
+            prev = id
+        }
+        try event(1, #"[{"op":"set","node":"root","key":"k","value":1}]"#, #"[{"op":"set","node":"root","key":"k","value":null}]"#, marks: 0)
+        try event(2, #"[{"op":"set","node":"root","key":"k","value":2}]"#, #"[{"op":"set","node":"root","key":"k","value":1}]"#, marks: 0,
+                  meta: #"{"open":true}"#)
+        let mark = try db.db.query("""
+            SELECT status FROM rewind_mark('m', 1, 2, gen_random_uuid(), $1, 'c', 'close', 'g2', NULL, 'Named', NULL, NULL, 1700000000003)
+            """, [String(user)])
+        XCTAssertEqual(mark[0, 0], "ok")
+        try event(3, #"[{"op":"set","node":"root","key":"j","value":"x"}]"#, #"[{"op":"set","node":"root","key":"j","value":null}]"#, marks: 1)
+        try Migrations.apply(try Migrations.load(from: TestDatabase.repositoryRoot + "/schema"), to: db.db)
+
+        let rows = try db.db.query("SELECT seq, version, entry, kind FROM log WHERE doc = 'm' ORDER BY seq").values
+        XCTAssertEqual(rows, [["1", "1", "event", "edit"], ["2", "2", "event", "edit"], ["3", "2", "mark", "close"], ["4", "3", "event", "edit"]])
+        XCTAssertNil(try Verify.document("m", db: db.db))
+        let replayed = try Replay.document("m", db: db.db)
+        XCTAssertEqual(replayed.version, 3)
+        XCTAssertEqual(replayed.history.markCount, 1)
+
+        let server = try ServerProcess(database: db)
+        let t = try Terminal(port: server.port)
+        try t.hello("alice", db)
+        XCTAssertEqual(try t.request("open", [("doc", "m")])["state"], replayed.document.json)
+        XCTAssertEqual(try t.submit("m", tx: "new", base: 3, [["op": "set", "node": "root", "key": "k", "value": 4]]), 4)
+        XCTAssertEqual(try db.db.query("SELECT seq FROM documents WHERE id = 'm'").int(0, 0), 5)
+        XCTAssertNil(try Verify.document("m", db: db.db))
+    }
+}
