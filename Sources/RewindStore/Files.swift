@@ -15,7 +15,8 @@ func listDirectory(_ path: String) throws -> [String] {
     return names
 }
 
-func readTextFile(_ path: String) -> String? {
+/// The file at `path` as UTF-8 text (nil: unreadable or not UTF-8).
+public func readTextFile(_ path: String) -> String? {
     guard let f = fopen(path, "rb") else { return nil }
     defer { fclose(f) }
     var bytes: [UInt8] = []

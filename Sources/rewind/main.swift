@@ -240,7 +240,7 @@ extension Admin {
             }
             var kept: [RewindStore.Verify.Anchor] = []
             if let anchors {
-                guard let text = readFile(anchors) else { throw ValidationError("cannot read \(anchors)") }
+                guard let text = readTextFile(anchors) else { throw ValidationError("cannot read \(anchors)") }
                 for (i, line) in text.split(separator: "\n").enumerated() where !line.isEmpty {
                     guard let a = RewindStore.Verify.Anchor.parse(String(line)) else {
                         throw ValidationError("\(anchors):\(i + 1): not an anchor line {\"doc\", \"seq\", \"hash\"}")
@@ -293,19 +293,6 @@ extension Admin {
             } catch { throw Failure(error) }
         }
     }
-}
-
-func readFile(_ path: String) -> String? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        bytes.append(contentsOf: buf[0..<n])
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// A RewindError as a CLI failure: message on stderr, exit code by kind.

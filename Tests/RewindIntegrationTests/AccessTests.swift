@@ -15,20 +15,9 @@ final class AccessTests: XCTestCase {
     /// `rewind admin ARGS --database …` on the test database; its stdout (fails the test on a non-zero exit).
     @discardableResult
     func admin(_ db: TestDatabase, _ args: String...) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind")
-        p.arguments = ["admin"] + args + ["--database", db.conninfo]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let printed = out.fileHandleForReading.readDataToEndOfFile()
-        let complaint = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw TestFailure("rewind admin \(args.joined(separator: " ")) exited \(p.terminationStatus): \(String(decoding: complaint, as: UTF8.self))")
-        }
-        return String(decoding: printed, as: UTF8.self)
+        let r = try runAdmin(db, args)
+        guard r.status == 0 else { throw TestFailure("rewind admin \(args.joined(separator: " ")) exited \(r.status): \(r.err)") }
+        return r.out
     }
 
     /// alice's document `d` with a focusable text node `t` ("hello"), shared as given.

@@ -633,6 +633,7 @@ static void print_lat(const char *name, double *a, size_t n) {   /* p50 and p99,
 static void report(void) {
     double secs = (stop_ns - start_ns) / 1e9;
     printf("seconds %.2f\nclients %d\n", secs, nterm);
+    printf("window_start_unix %.3f\nwindow_end_unix %.3f\n", ((double)start_ns + real_minus_mono) / 1e9, ((double)stop_ns + real_minus_mono) / 1e9);
     if (mode == MODE_COMMIT) {
         printf("docs %d\nusers %d\nwarm_acks %ld\nacks %ld\nlate_acks %ld\nper_second %.1f\n", ndocs, ntokens, warm_acks, acks,
                late_acks, acks / secs);
