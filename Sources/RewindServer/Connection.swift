@@ -61,7 +61,7 @@ final class Connection {
     /// Per document: the explicit undo group this terminal holds open.
     var groups: [String: TerminalGroup] = [:]
     /// Per document: the last `prompt_state` pushed, to push only changes.
-    var promptStates: [String: JSON] = [:]
+    var promptStates: [String: Server.PromptStateView] = [:]
     /// What this terminal is shown, per level (ids of `Server.prompts`).
     var prompts = PromptQueue()
     /// hello options (PROTOCOL.md): shake to undo, error prompts, gesture bindings.

@@ -85,7 +85,7 @@ final class DocumentRuntime {
     /// Terminals whose presence an edit moved this loop turn: pushed once, before the loop sleeps.
     var movedPresence: Set<Int> = []
     /// Wire form of the newest committed events, oldest first, for catch-up from memory.
-    private(set) var recent: [(version: Int64, json: JSON)] = []
+    private(set) var recent: [(version: Int64, bytes: [UInt8])] = []
 
     init(id: String, server: Server) {
         self.id = id
@@ -182,7 +182,7 @@ final class DocumentRuntime {
             guard ledger.seq == snapshot.seq else { throw RewindError(.internal, "snapshot header and body disagree") }
             committed = ledger
             let events = tail.compactMap { if case let .event(e) = $0 { return e }; return nil }
-            recent = events.suffix(server.config.recentEvents).map { (version: $0.version, json: $0.json) }
+            recent = events.suffix(server.config.recentEvents).map { (version: $0.version, bytes: $0.wireBytes) }
             server.logger.debug("loaded from snapshot", metadata: ["doc": "\(id)", "seq": "\(snapshot.seq)", "tail": "\(tail.count)"])
         } catch {
             server.logger.warning("snapshot does not restore; replaying the log", metadata: ["doc": "\(id)", "error": "\(error)"])
@@ -462,15 +462,15 @@ final class DocumentRuntime {
         case let .mark(m):
             server.promptStateMayHaveChanged(self, user: m.userID)
         case let .event(event):
-            let json = event.json
-            recent.append((version: event.version, json: json))
+            let wire = event.wireBytes
+            recent.append((version: event.version, bytes: wire))
             if recent.count > 2 * server.config.recentEvents { recent.removeFirst(recent.count - server.config.recentEvents) }
             if server.config.snapshotEvery > 0, event.version % Int64(server.config.snapshotEvery) == 0, state == .ready {
                 saveSnapshot()
             }
             guard !subscribers.isEmpty else { return }
             // Encoded once; the same bytes go to every terminal.
-            let bytes = SharedBytes(Message.line(.obj([("push", "events"), ("doc", .string(id)), ("events", .array([json]))])))
+            let bytes = SharedBytes(Message.eventsPush(doc: id, [wire]))
             for c in subscribers.values { c.push(bytes) }
             server.promptStateMayHaveChanged(self, user: event.userID)
             server.presenceAfter(self, event)
@@ -494,9 +494,9 @@ final class DocumentRuntime {
     }
 
     /// Committed events after `since` held in memory, or nil if some are older than that.
-    func recentEvents(after since: Int64) -> [JSON]? {
+    func recentEvents(after since: Int64) -> [[UInt8]]? {
         if since >= committed.version { return [] }
         guard let oldest = recent.first?.version, oldest <= since + 1 else { return nil }
-        return recent.drop(while: { $0.version <= since }).map(\.json)
+        return recent.drop(while: { $0.version <= since }).map(\.bytes)
     }
 }

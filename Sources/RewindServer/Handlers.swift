@@ -200,10 +200,10 @@ extension Server {
             if let events = d.recentEvents(after: since) {
                 let page = self.page(events)
                 guard page.count == events.count else {
-                    return c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(since + Int64(page.count))),
-                                                        ("events", .array(page)), ("more", true)]))
+                    return c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(since + Int64(page.count))), ("more", true)],
+                                                 events: page))
                 }
-                c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(head)), ("events", .array(events))]))
+                c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(head))], events: events))
                 return self.subscribe(c, d)
             }
             handedOff = true
@@ -248,7 +248,7 @@ extension Server {
                 c.fail(r, e)
                 done()
             case let .success(events):
-                let all = events.map(\.json)
+                let all = events.map(\.wireBytes)
                 var json = self.page(all)
                 let last = json.isEmpty ? since : since + Int64(json.count)
                 d.whenReady { error in
@@ -257,10 +257,10 @@ extension Server {
                     if let error { return c.fail(r, error) }
                     if json.count == all.count, let rest = d.recentEvents(after: last), self.page(json + rest).count == json.count + rest.count {
                         json += rest
-                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.committed.version)), ("events", .array(json))]))
+                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.committed.version))], events: json))
                         self.subscribe(c, d)
                     } else {
-                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(last)), ("events", .array(json)), ("more", true)]))
+                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(last)), ("more", true)], events: json))
                     }
                 }
             }
@@ -268,10 +268,10 @@ extension Server {
     }
 
     /// The first events of `events` that fit in one reply page (`--max-page-bytes`; at least one).
-    private func page(_ events: [JSON]) -> [JSON] {
+    private func page(_ events: [[UInt8]]) -> [[UInt8]] {
         var bytes = 0
         for (i, e) in events.enumerated() {
-            bytes += e.encodedSize
+            bytes += e.count
             if bytes > config.maxPageBytes && i > 0 { return Array(events[..<i]) }
         }
         return events
@@ -355,15 +355,22 @@ extension Server {
 
 enum UUID {
     /// A random (version 4) UUID in its usual text form.
+    /// Two draws from the system's generator (one `getrandom` each), spelled with a table.
     static func random() -> String {
         var rng = SystemRandomNumberGenerator()
-        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let words = [rng.next() as UInt64, rng.next() as UInt64]
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for i in 0..<16 { bytes[i] = UInt8(truncatingIfNeeded: words[i / 8] >> (UInt64(i % 8) * 8)) }
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = bytes.map { b -> String in
-            let s = String(b, radix: 16)
-            return s.count == 1 ? "0" + s : s
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(36)
+        for (i, b) in bytes.enumerated() {
+            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
         }
-        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -58,7 +58,11 @@ public final class EventStore {
     public init(loop: EventLoop, conninfo: String, writers: Int = 4, timeouts: PipelineConnection.Timeouts = .init(), logger: Logger) {
         self.logger = logger
         connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)
-        self.writers = (0..<max(1, writers)).map { _ in Writer(PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)) }
+        self.writers = (0..<max(1, writers)).map { _ in
+            let c = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)
+            c.prepare(LogRows.appendName, LogRows.appendSQL)  // planned once per connection, not per batch
+            return Writer(c)
+        }
         beforeSleep = BeforeSleep(loop: loop) { [unowned self] in
             for w in self.writers { self.sendBatch(w) }
         }

@@ -147,6 +147,9 @@ enum LogRows {
         SELECT dup.doc, false, dup.seq, dup.version, dup.tx_digest FROM dup
         """
 
+    /// The name `appendSQL` is prepared under on every writer connection.
+    static let appendName = "rewind_append_batch"
+
     static func append(_ claims: [Claim]) -> PipelineConnection.Statement {
         let n = claims.reduce(0) { $0 + $1.rows.count }
         var cDoc = BinaryArray(.text), cExpected = BinaryArray(.int8), cSeq = BinaryArray(.int8), cVersion = BinaryArray(.int8)
@@ -184,7 +187,9 @@ enum LogRows {
         checks += check
         let arrays = [cDoc, cExpected, cExpectedHash, cSeq, cVersion, cHash, doc, seq, version, entry, id, user, client, kind, grp, action, tx, digest,
                       base, ops, inverse, refers, meta, time, hash]
-        return .init(appendSQL, values: arrays.map { .binary($0.bytes) } + [.binary(checks)])
+        var s = PipelineConnection.Statement(appendSQL, values: arrays.map { .binary($0.bytes) } + [.binary(checks)])
+        s.prepared = appendName
+        return s
     }
 
     /// The outcome of `append`, per document: claimed, or the head it found,

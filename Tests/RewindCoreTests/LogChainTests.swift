@@ -67,6 +67,22 @@ final class LogChainTests: XCTestCase {
         XCTAssertEqual(replay(forged)?.details?.objectValue?["seq"], 3, "marks are in the chain too")
     }
 
+    /// The push encoding written straight into bytes is the same JSON as the event's wire form.
+    func testAnEventEncodesToTheSameJSONEitherWay() throws {
+        for seed in 500..<520 as Range<UInt64> {
+            var gen = OpGenerator(seed: seed)
+            var sim = UndoSim()
+            for i in 0..<30 {
+                let op = gen.op(on: sim.doc)
+                _ = try? sim.edit(Int64(i % 3 + 1), [op], action: i % 4 == 0 ? "Name \"quoted\"\n" : nil)
+                if i % 7 == 0 { _ = try? sim.undo(Int64(i % 3 + 1), policy: .force) }
+            }
+            for case let .event(e) in sim.entries {
+                XCTAssertEqual(try JSONParser.parse(e.wireBytes), e.json, "seed \(seed) version \(e.version)")
+            }
+        }
+    }
+
     /// A snapshot restores only when the log's hash at its entry is the one it recorded.
     func testASnapshotIsTrustedOnlyAsFarAsTheChainVouchesForIt() throws {
         var sim = UndoSim()

@@ -9,10 +9,10 @@ public struct Key: Hashable, Sendable, Comparable, CustomStringConvertible, Expr
     public init(_ string: String) { self.string = string }
     public init(stringLiteral value: String) { self.string = value }
 
-    public static func == (a: Key, b: Key) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
+    public static func == (a: Key, b: Key) -> Bool { Bytes.equal(a.string, b.string) }
 
     public func hash(into h: inout Hasher) {
-        for byte in string.utf8 { h.combine(byte) }
+        Bytes.hash(string, into: &h)
         h.combine(0xFF as UInt8)  // never a UTF-8 byte: terminates the key
     }
 

@@ -60,6 +60,31 @@ public struct Event: Sendable, Equatable {
         self.refers = refers; self.time = time
     }
 
+    /// The wire form, encoded: what `json` encodes to, written straight into
+    /// bytes and with the ops as stored (the text sealed with the event), so
+    /// a commit is encoded once for the log and once for every terminal.
+    public var wireBytes: [UInt8] {
+        var w = JSONWriter(capacity: 256 + stored.ops.utf8.count)
+        func key(_ k: StaticString, first: Bool = false) {
+            w.write(raw: first ? [UInt8(ascii: "{")] : [UInt8(ascii: ",")])
+            w.write(raw: Array(UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount)))
+        }
+        key("\"id\":", first: true); w.write(string: id)
+        key("\"version\":"); w.write(.int(version))
+        key("\"time\":"); w.write(string: Timestamp.iso8601(millis: time))
+        key("\"user\":"); w.write(string: userName)
+        key("\"client\":"); w.write(string: client)
+        key("\"kind\":"); w.write(string: kind.rawValue)
+        key("\"group\":"); w.write(string: group)
+        key("\"action\":"); if let action { w.write(string: action) } else { w.write(.null) }
+        key("\"ops\":"); if stored.ops.isEmpty { w.write(Op.encodeList(ops)) } else { w.write(raw: Array(stored.ops.utf8)) }
+        key("\"tx\":"); w.write(string: tx)
+        if let refers { key("\"refers\":"); w.write(string: refers) }
+        if let scope = meta.scope { key("\"scope\":"); w.write(string: scope.string) }
+        w.write(raw: [UInt8(ascii: "}")])
+        return w.bytes
+    }
+
     /// The wire form inside an `events` push (PROTOCOL.md).
     public var json: JSON {
         .obj([

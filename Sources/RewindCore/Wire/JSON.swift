@@ -23,7 +23,7 @@ public struct JSONObject: Sendable, Equatable {
     public init(_ members: [(key: String, value: JSON)] = []) { self.members = members }
 
     public subscript(key: String) -> JSON? {
-        for m in members where m.key.utf8.elementsEqual(key.utf8) { return m.value }
+        for m in members where Bytes.equal(m.key, key) { return m.value }
         return nil
     }
 
@@ -32,7 +32,7 @@ public struct JSONObject: Sendable, Equatable {
     public static func == (a: JSONObject, b: JSONObject) -> Bool {
         guard a.members.count == b.members.count else { return false }
         for (x, y) in zip(a.members, b.members) {
-            guard x.key.utf8.elementsEqual(y.key.utf8), x.value == y.value else { return false }
+            guard Bytes.equal(x.key, y.key), x.value == y.value else { return false }
         }
         return true
     }
@@ -45,7 +45,7 @@ extension JSON: Equatable {
         case let (.bool(x), .bool(y)): return x == y
         case let (.int(x), .int(y)): return x == y
         case let (.double(x), .double(y)): return x == y
-        case let (.string(x), .string(y)): return x.unicodeScalars.elementsEqual(y.unicodeScalars)
+        case let (.string(x), .string(y)): return Bytes.equal(x, y)  // same scalars ⇔ same UTF-8 bytes
         case let (.array(x), .array(y)): return x == y
         case let (.object(x), .object(y)): return x == y
         default: return false

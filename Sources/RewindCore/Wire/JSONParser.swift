@@ -70,16 +70,23 @@ public struct JSONParser {
         if depth > maxDepth { throw fail(.tooDeep, "nesting deeper than \(maxDepth)") }
         i += 1
         var members: [(key: String, value: JSON)] = []
-        var seen = Set<[UInt8]>()
+        // Objects on the wire have a handful of members: comparing each new key
+        // with the ones before is cheaper than hashing; big ones switch to a set.
+        var seen: Set<Key>?
         skipSpace()
         if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return .object(JSONObject(members)) }
         while true {
             skipSpace()
             guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail(.syntax, "expected a string key") }
             let key = try string()
-            if !seen.insert(Array(key.utf8)).inserted {
-                throw fail(.duplicateKey, "duplicate key \"\(key)\"")
+            let duplicate: Bool
+            if members.count < 16 {
+                duplicate = members.contains { Bytes.equal($0.key, key) }
+            } else {
+                if seen == nil { seen = Set(members.map { Key($0.key) }) }
+                duplicate = !seen!.insert(Key(key)).inserted
             }
+            if duplicate { throw fail(.duplicateKey, "duplicate key \"\(key)\"") }
             skipSpace()
             guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail(.syntax, "expected ':'") }
             i += 1

@@ -105,6 +105,33 @@ public enum Message {
         line(.obj([("re", re.map { .int($0) }), ("ok", .bool(true))] + fields))
     }
 
+    /// A reply whose last field is a list of events already encoded (`Event.wireBytes`).
+    public static func reply(_ re: Int64?, _ fields: [(String, JSON?)], events: [[UInt8]], after more: [(String, JSON?)] = []) -> [UInt8] {
+        var head = line(.obj([("re", re.map { .int($0) }), ("ok", .bool(true))] + fields + more))
+        head.removeLast(2)  // "}\n"
+        head += Array(#","events":["#.utf8)
+        for (i, e) in events.enumerated() {
+            if i > 0 { head.append(UInt8(ascii: ",")) }
+            head += e
+        }
+        head += Array("]}\n".utf8)
+        return head
+    }
+
+    /// An `events` push of one document, the events already encoded.
+    public static func eventsPush(doc: String, _ events: [[UInt8]]) -> [UInt8] {
+        var w = JSONWriter(capacity: 64 + events.reduce(0) { $0 + $1.count + 1 })
+        w.write(raw: Array(#"{"push":"events","doc":"#.utf8))
+        w.write(string: doc)
+        w.write(raw: Array(#","events":["#.utf8))
+        for (i, e) in events.enumerated() {
+            if i > 0 { w.write(raw: [UInt8(ascii: ",")]) }
+            w.write(raw: e)
+        }
+        w.write(raw: Array("]}\n".utf8))
+        return w.bytes
+    }
+
     public static func error(_ re: Int64?, _ e: RewindError) -> [UInt8] {
         line(.obj([("re", re.map { .int($0) }), ("ok", .bool(false)), ("error", e.json)]))
     }

@@ -5,7 +5,28 @@ import RewindLoop
 /// terminal (its locale, its scope), sent to every terminal of the user with
 /// the document open, on open and whenever a field changes.
 extension Server {
-    func promptState(_ d: DocumentRuntime, for c: Connection) -> JSON {
+    /// What one terminal's `prompt_state` says, compared field by field
+    /// before anything is encoded (it is checked after every commit).
+    struct PromptStateView: Equatable {
+        var scope: Key?
+        var canUndo: Bool
+        var canRedo: Bool
+        var undoAction: String?
+        var redoAction: String?
+        var presented: [String]
+
+        func json(doc: String, locale: String) -> JSON {
+            .obj([
+                ("push", "prompt_state"), ("doc", .string(doc)), ("scope", scope.map { .string($0.string) } ?? .null),
+                ("can_undo", .bool(canUndo)), ("can_redo", .bool(canRedo)),
+                ("undo_title", .string(Titles.title(verb: "Undo", action: undoAction, locale: locale))),
+                ("redo_title", .string(Titles.title(verb: "Redo", action: redoAction, locale: locale))),
+                ("presented", .array(presented.map { .string($0) })),
+            ])
+        }
+    }
+
+    func promptState(_ d: DocumentRuntime, for c: Connection) -> PromptStateView {
         let user = c.user!.id
         let scope = terminalScope(d, c)
         let h = d.committed.history
@@ -13,13 +34,8 @@ extension Server {
         let canEdit = mayEdit(d, c)
         let undo = canEdit ? h.topUndo(user: user, scope: scope) : nil
         let redo = canEdit ? h.topRedo(user: user, scope: scope) : nil
-        return .obj([
-            ("push", "prompt_state"), ("doc", .string(d.id)), ("scope", scope.map { .string($0.string) } ?? .null),
-            ("can_undo", .bool(undo != nil)), ("can_redo", .bool(redo != nil)),
-            ("undo_title", .string(Titles.title(verb: "Undo", action: undo?.action, locale: c.locale))),
-            ("redo_title", .string(Titles.title(verb: "Redo", action: redo?.action, locale: c.locale))),
-            ("presented", .array(presentedPrompts(c, doc: d.id).map { .string($0) })),
-        ])
+        return PromptStateView(scope: scope, canUndo: undo != nil, canRedo: redo != nil, undoAction: undo?.action,
+                               redoAction: redo?.action, presented: presentedPrompts(c, doc: d.id))
     }
 
     /// Pushes `prompt_state` to `c` if it changed since the last push (or always, when `force`).
@@ -27,7 +43,7 @@ extension Server {
         let state = promptState(d, for: c)
         guard force || c.promptStates[d.id] != state else { return }
         c.promptStates[d.id] = state
-        c.push(SharedBytes(Message.line(state)))
+        c.push(SharedBytes(Message.line(state.json(doc: d.id, locale: c.locale))))
     }
 
     /// The undo scope a terminal works in without an explicit `scope`: the

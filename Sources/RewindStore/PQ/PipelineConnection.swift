@@ -14,6 +14,9 @@ public final class PipelineConnection {
     public struct Statement: Sendable {
         public var sql: String
         public var params: [Param]
+        /// The name of a statement prepared on every (re)connect (`prepare`):
+        /// sent without its text, planned once per connection, not per call.
+        public var prepared: String?
         /// A parameter in text form (what `psql` would show), or in PostgreSQL's
         /// binary form (arrays of a batch: no escaping, no parsing).
         public enum Param: Sendable {
@@ -94,6 +97,12 @@ public final class PipelineConnection {
 
     public var isReady: Bool { state == .ready }
 
+    private var preparedStatements: [(name: String, sql: String)] = []
+
+    /// Prepares `sql` as `name` on this connection, now and after every
+    /// reconnect; statements with `prepared: name` then skip parsing and planning.
+    public func prepare(_ name: String, _ sql: String) { preparedStatements.append((name, sql)) }
+
     public func start() { connect() }
 
     public func stop() {
@@ -112,7 +121,8 @@ public final class PipelineConnection {
         }
         for s in statements {
             let ok = PQ.withParams(s.params) { values, lengths, formats in
-                PQsendQueryParams(conn, s.sql, Int32(s.params.count), nil, values, lengths, formats, 0)
+                if let name = s.prepared { return PQsendQueryPrepared(conn, name, Int32(s.params.count), values, lengths, formats, 0) }
+                return PQsendQueryParams(conn, s.sql, Int32(s.params.count), nil, values, lengths, formats, 0)
             }
             if ok == 0 {
                 completion(.failure(.storage(PQ.string(PQerrorMessage(conn)).trimmingSpace)))
@@ -176,6 +186,7 @@ public final class PipelineConnection {
             send([Statement("SET statement_timeout = \(timeouts.statementMs)")]) { [logger] result in
                 if case let .failure(e) = result { logger.warning("could not set statement_timeout: \(e)") }
             }
+            sendPrepares()
             answerTimer.start(after: 1_000, repeat: 1_000) { [unowned self] in self.checkAnswers() }
             onReady()
         case PGRES_POLLING_FAILED:
@@ -191,6 +202,19 @@ public final class PipelineConnection {
         guard !stopped else { return }
         retryTimer.start(after: retryDelay) { [unowned self] in self.connect() }
         retryDelay = min(retryDelay * 2, 2_000)
+    }
+
+    private func sendPrepares() {
+        guard let conn, !preparedStatements.isEmpty else { return }
+        for p in preparedStatements where PQsendPrepare(conn, p.name, p.sql, 0, nil) == 0 {
+            logger.error("cannot prepare \(p.name): \(PQ.string(PQerrorMessage(conn)).trimmingSpace)")
+        }
+        guard PQpipelineSync(conn) == 1 else { return lost() }
+        inflight.append(Unit(count: preparedStatements.count, sentAt: loop.now) { [logger] result in
+            guard case let .success(outcomes) = result else { return }
+            for case let .failed(f) in outcomes { logger.error("preparing a statement failed: \(f)") }
+        })
+        flush()
     }
 
     /// The oldest unit in flight went unanswered too long: PostgreSQL (or the
