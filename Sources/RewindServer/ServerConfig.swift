@@ -68,7 +68,7 @@ public struct ServerConfig: Sendable {
     public var snapshotEvery = 1_000
 
     /// Writer connections to PostgreSQL, each owning a share of the documents.
-    public var writers = 4
+    public var writers = 2
     /// How long to wait for PostgreSQL (connecting, answering, statements).
     public var databaseTimeouts = PipelineConnection.Timeouts()
 

@@ -55,7 +55,7 @@ public final class EventStore {
     /// Entries per batch statement at most.
     public var maxBatch = 2_000
 
-    public init(loop: EventLoop, conninfo: String, writers: Int = 4, timeouts: PipelineConnection.Timeouts = .init(), logger: Logger) {
+    public init(loop: EventLoop, conninfo: String, writers: Int = 2, timeouts: PipelineConnection.Timeouts = .init(), logger: Logger) {
         self.logger = logger
         connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)
         self.writers = (0..<max(1, writers)).map { _ in

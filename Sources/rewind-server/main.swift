@@ -62,7 +62,7 @@ struct RewindServerCommand: ParsableCommand {
     var presenceMoves: String = "push"
 
     @Option(help: "Writer connections to PostgreSQL; each owns a share of the documents and commits their batches.")
-    var writers: Int = 4
+    var writers: Int = 2
 
     @Option(help: "Seconds to wait for PostgreSQL: to connect, to answer (then the connection is made again and requests fail unavailable meanwhile); statements are cancelled after the same time.")
     var dbTimeout: Int = 10
