@@ -13,11 +13,15 @@
  *       before the measured window. --pg-postmaster: CPU of that
  *       PostgreSQL's processes (backends, walwriter, others) over the window.
  *   fanout --port P --writer-token T --token T2 [--clients N] [--seconds S]
- *          [--rate R] [--window W] [--doc NAME] [--relay --line-bytes B]
+ *          [--rate R] [--window W] [--doc NAME] [--share USER[:ROLE],...]
+ *          [--relay --line-bytes B]
  *       a writer submits to NAME, which N terminals have open: at R/s, or
  *       (--rate 0) as fast as it goes, never more than W transactions not yet
- *       delivered to every terminal. --relay: to relay.c, the writer sending
- *       B-byte lines shaped like Rewind's events push.
+ *       delivered to every terminal. The writer creates NAME; documents are
+ *       private to their creator, so --share has it share NAME with the
+ *       terminals' user(s) (ROLE editor, the default, or viewer) before any
+ *       terminal connects. --relay: to relay.c, the writer sending B-byte
+ *       lines shaped like Rewind's events push.
  *   idle --port P (--token T | --relay) [--clients N]
  *       N terminals say hello and open doc "idle", print "ready N", and stay
  *       until SIGTERM.
@@ -46,8 +50,8 @@
 #include <unistd.h>
 
 enum { MODE_COMMIT, MODE_FANOUT, MODE_IDLE };
-enum { S_CONNECTING, S_GREETING, S_HELLO, S_CREATE, S_OPEN, S_READY };
-enum { ID_HELLO = 1, ID_OPEN = 2, ID_SUBMIT0 = 10, ID_CREATE0 = 1000000 };
+enum { S_CONNECTING, S_GREETING, S_HELLO, S_CREATE, S_SHARE, S_OPEN, S_READY };
+enum { ID_HELLO = 1, ID_OPEN = 2, ID_SUBMIT0 = 10, ID_CREATE0 = 1000000, ID_SHARE0 = 2000000 };
 
 typedef struct conn {
     uv_poll_t poll;
@@ -58,13 +62,13 @@ typedef struct conn {
     int64_t version;      /* newest version of its document this terminal knows */
     long pending_id;      /* commit: the submit awaiting its reply (0: none) */
     uint64_t sent_at;
-    long submits, creates_left;
+    long submits, creates_left;   /* creates_left: create_doc (then share) replies still due */
 } conn_t;
 
 /* options */
 static int mode, relay, nterm = -1, seconds = 10, warmup, ndocs = 10, window_ = 8, line_bytes = 330, port, server_pid, postmaster;
 static double rate;
-static const char *host = "127.0.0.1", *token, *writer_token, *tokens_file, *prefix = "lg", *docname = "fanout";
+static const char *host = "127.0.0.1", *token, *writer_token, *tokens_file, *prefix = "lg", *docname = "fanout", *share_with;
 static char **tokens;
 static int ntokens;   /* --tokens FILE or --token */
 
@@ -330,6 +334,23 @@ static void session_line(conn_t *c, char *line) {
     } else if (c->state == S_CREATE && re >= ID_CREATE0) {
         /* conflict: it exists already (an earlier run on this server): fine */
         if (!is_ok(line) && !strstr(line, "\"code\":\"conflict\"")) fatal("create_doc failed", line);
+        if (--c->creates_left > 0) return;
+        if (c->is_writer && share_with && *share_with) {
+            /* --share "u1:editor,u2": one share request per user, all answered before the open */
+            char list[1024], *save = NULL;
+            snprintf(list, sizeof list, "%s", share_with);
+            c->creates_left = 0;
+            for (char *u = strtok_r(list, ",", &save); u; u = strtok_r(NULL, ",", &save)) {
+                char *role = strchr(u, ':');
+                if (role) *role++ = 0;
+                sendf(c, "{\"id\":%ld,\"type\":\"share\",\"doc\":\"%s\",\"user\":\"%s\",\"role\":\"%s\"}\n",
+                      ID_SHARE0 + c->creates_left++, docname, u, role && *role ? role : "editor");
+            }
+            c->state = S_SHARE;
+            return;
+        }
+    } else if (c->state == S_SHARE && re >= ID_SHARE0) {
+        if (!is_ok(line)) fatal("share failed", line);
         if (--c->creates_left > 0) return;
     } else if (c->state == S_OPEN && re == ID_OPEN) {
         if (!is_ok(line)) fatal("open failed", line);
@@ -697,7 +718,7 @@ int main(int argc, char **argv) {
         {"writer-token", 1, 0, 'W'}, {"clients", 1, 0, 'c'}, {"seconds", 1, 0, 's'}, {"docs", 1, 0, 'd'},
         {"rate", 1, 0, 'r'}, {"window", 1, 0, 'w'}, {"doc", 1, 0, 'D'}, {"relay", 0, 0, 'R'},
         {"line-bytes", 1, 0, 'l'}, {"prefix", 1, 0, 'P'}, {"server-pid", 1, 0, 'S'}, {"warmup", 1, 0, 'M'},
-        {"pg-postmaster", 1, 0, 'G'}, {0, 0, 0, 0}};
+        {"pg-postmaster", 1, 0, 'G'}, {"share", 1, 0, 'H'}, {0, 0, 0, 0}};
     static char *no_token = "";
     if (argc < 2) goto usage;
     if (!strcmp(argv[1], "commit")) mode = MODE_COMMIT;
@@ -715,7 +736,8 @@ int main(int argc, char **argv) {
         case 'D': docname = optarg; break;           case 'R': relay = 1; break;
         case 'l': line_bytes = atoi(optarg); break;  case 'P': prefix = optarg; break;
         case 'S': server_pid = atoi(optarg); break;  case 'M': warmup = atoi(optarg); break;
-        case 'G': postmaster = atoi(optarg); break;  default: goto usage;
+        case 'G': postmaster = atoi(optarg); break;  case 'H': share_with = optarg; break;
+        default: goto usage;
         }
     }
     if (nterm < 0) nterm = mode == MODE_COMMIT ? 50 : mode == MODE_FANOUT ? 1000 : 10000;

@@ -2,8 +2,10 @@
 """The cost of remote cursors: one typist, N terminals whose carets it moves.
 
 Called by scripts/bench/presence: port, tokens (writer's first), server pid,
-N, seconds, window, warm-up. One document, one focusable text node `t` (200
-characters). A writer (a child process, so that its latencies never wait on
+N, seconds, window, warm-up, the readers' user names (comma-separated, in the
+order of their tokens). One document, one focusable text node `t` (200
+characters), created by the writer, which shares it with the readers' users
+as editors (documents are private to their creator). A writer (a child process, so that its latencies never wait on
 the readers' event loop) inserts one character at 0, W submits in flight.
 N readers (asyncio, here) have the document open and are drained all the
 time, counting bytes and lines containing "push":"presence". The phases:
@@ -33,7 +35,7 @@ def pct(xs, p):
 
 # ---------------------------------------------------------------- writer ----
 
-def writer_main(port, token, window):
+def writer_main(port, token, window, share_with):
     sock = socket.create_connection(("127.0.0.1", port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     st = {"buf": b"", "id": 0, "bytes": 0, "presence": 0, "byes": []}
@@ -74,6 +76,8 @@ def writer_main(port, token, window):
 
     request("hello", token=token, client="writer")
     request("create_doc", doc=DOC)
+    for user in share_with:
+        request("share", doc=DOC, user=user, role="editor")
     request("open", doc=DOC)
     head = request("submit", doc=DOC, tx="seed", base=0, ops=[
         {"op": "create", "node": NODE, "parent": "root", "index": 0, "kind": "text",
@@ -183,9 +187,10 @@ def cpu_ticks(pid):  # utime + stime
 async def main():
     port, tokens, server_pid = int(sys.argv[1]), sys.argv[2].split(","), int(sys.argv[3])
     n, seconds, window, warmup = int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7])
+    users = sys.argv[8]
     hz = os.sysconf("SC_CLK_TCK")
     writer = await asyncio.create_subprocess_exec(
-        sys.executable, __file__, "writer", str(port), tokens[0], str(window),
+        sys.executable, __file__, "writer", str(port), tokens[0], str(window), users,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 20)
     if (await writer.stdout.readline()).strip() != b"ready":
         sys.exit("the writer did not start")
@@ -259,6 +264,6 @@ async def main():
 
 if __name__ == "__main__":
     if sys.argv[1] == "writer":
-        writer_main(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
+        writer_main(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), [u for u in sys.argv[5].split(",") if u])
     else:
         asyncio.run(main())

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Undo/redo latency on a long history, beside the same at a short one.
 
-Called by scripts/bench/undo with the server's port and the users' tokens.
-For each history length it builds a document through the server (several
-users, pipelined submits), then measures, from a separate terminal:
+Called by scripts/bench/undo with the server's port and the users' tokens
+(the measuring user's first), the history sizes, and the other users' names
+(comma-separated, in the order of their tokens). For each history length it
+builds a document through the server (several users, pipelined submits; the
+measuring user creates it and shares it with the others as editors, since
+documents are private to their creator), then measures, from a separate
+terminal:
 
   newest  undo of the measuring user's newest group (an edit made just before),
           and the redo after it;
@@ -62,11 +66,13 @@ def check(r, what):
     return r
 
 
-def build(port, tokens, doc, events, deep_groups, touches_per_deep, others_nodes=200):
+def build(port, tokens, doc, events, deep_groups, touches_per_deep, share_with, others_nodes=200):
     """A document with `events` events: deep groups by the measuring user
     first, then others' edits (a fixed number touching each deep node)."""
     me = Terminal(port, tokens[0], f"measure-{doc}")
     check(me.request("create_doc", doc=doc), "create_doc")
+    for user in share_with:
+        check(me.request("share", doc=doc, user=user, role="editor"), f"share with {user}")
     check(me.request("open", doc=doc), "open")
     ops = [{"op": "create", "node": f"o{i}", "parent": "root", "kind": "view"} for i in range(others_nodes)]
     ops += [{"op": "create", "node": f"deep{i}", "parent": "root", "kind": "text", "text": "hello"} for i in range(deep_groups)]
@@ -135,11 +141,12 @@ def main():
     mode, port, tokens = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
     short, long_ = int(sys.argv[4]), int(sys.argv[5])
     deep_groups, touches, rounds = int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8])
+    share_with = [u for u in sys.argv[9].split(",") if u]
     sizes = (("short", short), ("long", long_))
     if mode == "build":
         for label, size in sizes:
             t0 = time.perf_counter()
-            _, head = build(port, tokens, f"undo-{label}", size, deep_groups, touches)
+            _, head = build(port, tokens, f"undo-{label}", size, deep_groups, touches, share_with)
             built = time.perf_counter() - t0
             print(f"built {label}: {head} events in {built:.1f} s ({head / built:.0f} events/s)", file=sys.stderr)
         return
