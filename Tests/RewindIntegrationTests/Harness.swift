@@ -56,9 +56,16 @@ final class ServerProcess {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/rewind-server") } ?? candidates.last!
     }()
 
-    init(database: TestDatabase, arguments: [String] = []) throws {
-        process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/rewind-server")
-        process.arguments = ["--listen", "127.0.0.1:0", "--database", database.conninfo, "--log-level", "warning"] + arguments
+    /// `descriptorLimit`: run it under `ulimit -n` that low.
+    init(database: TestDatabase, arguments: [String] = [], descriptorLimit: Int? = nil) throws {
+        let args = ["--listen", "127.0.0.1:0", "--database", database.conninfo, "--log-level", "warning"] + arguments
+        if let limit = descriptorLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", Self.binDirectory + "/rewind-server"] + args
+        } else {
+            process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/rewind-server")
+            process.arguments = args
+        }
         process.standardOutput = stdout
         stderrPath = NSTemporaryDirectory() + "rewind-server-\(database.name)-\(UUID().uuidString.prefix(8)).log"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)

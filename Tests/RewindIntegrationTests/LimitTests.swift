@@ -419,4 +419,22 @@ final class LimitTests: XCTestCase {
         reader.send(["id": 100, "type": "ping"])
         XCTAssertEqual(try JSONParser.parse(Array(try readLine(startingWith: #"{"re":100,"#))).objectValue?["ok"], true)
     }
+
+    /// A server allowed 100 descriptors cannot hold `--max-connections 1000`:
+    /// it says so at start, accepts 100 − 64 (kept in reserve) connections,
+    /// and tells the next one why with a `bye` instead of dropping it silently.
+    func testTheDescriptorLimitLowersTheCapWithAWarningAndByesTheRest() throws {
+        let db = try TestDatabase()
+        let server = try ServerProcess(database: db, arguments: ["--max-connections", "1000"], descriptorLimit: 100)
+        XCTAssertTrue(server.log.contains("descriptor limit"), server.log)
+        XCTAssertTrue(server.log.contains("accepting at most 36 connections"), server.log)
+        var held: [Terminal] = []
+        for _ in 0..<36 { held.append(try Terminal(port: server.port)) }
+        XCTAssertEqual(try held[35].request("hello", [("token", .string(db.tokens["alice"]!))])["ok"], true, "the 36th is served")
+        let extra = try Terminal(port: server.port)
+        let bye = try extra.push("bye")
+        XCTAssertEqual(bye["reason"], "rate_limited")
+        XCTAssertEqual(bye["retry"], true)
+        XCTAssertEqual(try held[0].request("hello", [("token", .string(db.tokens["bob"]!))])["ok"], true, "the others are untouched")
+    }
 }
