@@ -10,7 +10,7 @@ public enum ConnInfo {
         defer { PQconninfoFree(options) }
         var p = options
         while let k = p.pointee.keyword {
-            if String(cString: k) == keyword, let v = p.pointee.val { return String(cString: v) }
+            if PQ.string(k) == keyword, let v = p.pointee.val { return PQ.string(v) }
             p += 1
         }
         return nil
@@ -33,14 +33,14 @@ public enum ConnInfo {
         hints.ai_flags = 0
         let rc = getaddrinfo(host, nil, &hints, &res)
         guard rc == 0, let first = res else {
-            throw .storage("cannot resolve the database host \"\(host)\": \(String(cString: gai_strerror(rc)))")
+            throw .storage("cannot resolve the database host \"\(host)\": \(PQ.string(gai_strerror(rc)))")
         }
         defer { freeaddrinfo(res) }
         var buf = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &buf, socklen_t(buf.count), nil, 0, NI_NUMERICHOST) == 0 else {
             throw .storage("cannot resolve the database host \"\(host)\"")
         }
-        let address = String(cString: buf)
+        let address = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // hostaddr is used to connect; host stays for TLS checks and messages.
         return (conninfo.isEmpty ? "" : conninfo + " ") + "hostaddr='\(address)'"
     }
