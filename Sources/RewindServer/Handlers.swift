@@ -249,18 +249,21 @@ extension Server {
                 done()
             case let .success(events):
                 let all = events.map(\.wireBytes)
-                var json = self.page(all)
-                let last = json.isEmpty ? since : since + Int64(json.count)
+                var page = self.page(all)
+                let last = since + Int64(page.count)
                 d.whenReady { error in
                     defer { done() }
                     guard !c.isClosed else { return }
                     if let error { return c.fail(r, error) }
-                    if json.count == all.count, let rest = d.recentEvents(after: last), self.page(json + rest).count == json.count + rest.count {
-                        json += rest
-                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.committed.version))], events: json))
+                    // The log's page and what memory holds after it, if they fit in one page: the last page, which subscribes.
+                    if page.count == all.count, let rest = d.recentEvents(after: last),
+                       (page + rest).reduce(0, { $0 + $1.count }) <= self.config.maxPageBytes || page.count + rest.count <= 1
+                    {
+                        page += rest
+                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.committed.version))], events: page))
                         self.subscribe(c, d)
                     } else {
-                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(last)), ("more", true)], events: json))
+                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(last)), ("more", true)], events: page))
                     }
                 }
             }
