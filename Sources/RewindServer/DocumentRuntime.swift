@@ -84,6 +84,8 @@ final class DocumentRuntime {
     var presence: [Int: Presence] = [:]
     /// Terminals whose presence an edit moved this loop turn: pushed once, before the loop sleeps.
     var movedPresence: Set<Int> = []
+    /// Terminals on other instances with presence here (`Cluster`), by instance and terminal.
+    var remotePresence: [String: RemoteTerminal] = [:]
     /// Wire form of the newest committed events, oldest first, for catch-up from memory.
     private(set) var recent: [(version: Int64, bytes: [UInt8])] = []
 
@@ -220,12 +222,18 @@ final class DocumentRuntime {
 
     private func caughtUp() {
         speculative = committed
-        state = .ready
         if !loadedOnce {
             loadedOnce = true
-            if closeGroupsLeftOpen() { return }  // waiters run once those marks are in
+            // Waiters run once the groups left open are closed (SPEC section 4).
+            server.cluster.ask(self)
+            return closeOrphanedGroups(firstLoad: true) { [self] in
+                self.releaseWaiters()
+                self.followLog()
+            }
         }
+        state = .ready
         releaseWaiters()
+        followLog()
     }
 
     /// Runs the waiters in order; one that asks `whenReady` again runs at once.
@@ -239,25 +247,101 @@ final class DocumentRuntime {
     }
 
     /// A server that stopped without closing its terminals' groups left them
-    /// open in the log; on loading the document, close them before anyone is
-    /// served (SPEC section 4). False when there were none.
-    private func closeGroupsLeftOpen() -> Bool {
-        let h = committed.history
-        let closes: [MarkRequest] = h.open.keys.sorted().compactMap { group in
-            guard let g = h.open[group]!.lazy.compactMap({ h.groups[.init(id: group, scope: $0)] }).first else { return nil }
-            return MarkRequest(kind: .close, userID: g.user, client: g.client, group: group)
+    /// open in the log: they are closed before anyone is served (SPEC
+    /// section 4) — but only those whose instance is gone: a group a terminal
+    /// on another live instance holds open stays open (`EventStore.orphanedGroups`).
+    ///
+    /// `firstLoad`: the document was just read (state `catchingUp`, made
+    /// `ready` here before the closes run). Otherwise (the periodic sweep,
+    /// after an instance died) groups this instance's terminals hold are
+    /// skipped, and nothing is done if the document is busy catching up.
+    /// `then` runs once the closes are committed, or at once.
+    func closeOrphanedGroups(firstLoad: Bool, then: @escaping () -> Void = {}) {
+        let heldHere = firstLoad ? [] : Set(subscribers.values.compactMap { $0.groups[id]?.id })
+        let candidates = committed.history.open.keys.filter { !heldHere.contains($0) }.sorted()
+        guard !candidates.isEmpty else {
+            if firstLoad { state = .ready }
+            return then()
         }
-        guard !closes.isEmpty else { return false }
-        server.logger.info("closing groups left open", metadata: ["doc": "\(id)", "groups": "\(closes.count)"])
-        var left = closes.count
-        for m in closes {
-            // Straight to `process`: `run` would queue behind the waiters.
-            process(Request(command: .mark(m), replies: [{ [self] _ in
-                left -= 1
-                if left == 0 { self.releaseWaiters() }
-            }]))
+        server.store.orphanedGroups(doc: id, groups: candidates) { [self] result in
+            if firstLoad { self.state = .ready } else if self.state != .ready || self.halted { return then() }
+            guard case let .success(orphans) = result else {
+                if case let .failure(e) = result {
+                    self.server.logger.warning("could not tell which open groups are orphaned; leaving them open",
+                                               metadata: ["doc": "\(self.id)", "error": "\(e)"])
+                }
+                return then()
+            }
+            // What is still open now (the sweep's document may have moved meanwhile).
+            let h = self.speculative.history
+            let closes: [MarkRequest] = orphans.sorted().compactMap { group in
+                guard let scopes = h.open[group], let g = scopes.lazy.compactMap({ h.groups[.init(id: group, scope: $0)] }).first else { return nil }
+                return MarkRequest(kind: .close, userID: g.user, client: g.client, group: group)
+            }
+            guard !closes.isEmpty else { return then() }
+            self.server.logger.info("closing groups left open by instances that are gone", metadata: ["doc": "\(self.id)", "groups": "\(closes.count)"])
+            var left = closes.count
+            for m in closes {
+                // Straight to `process`: `run` would queue behind the waiters.
+                self.process(Request(command: .mark(m), replies: [{ _ in
+                    left -= 1
+                    if left == 0 { then() }
+                }]))
+            }
         }
-        return true
+    }
+
+    /// Groups are open in the log that no terminal here holds: another
+    /// instance's terminals', or left by one that is gone (the sweep checks).
+    var holdsGroupsOfOthers: Bool {
+        let open = committed.history.open
+        guard state == .ready, !open.isEmpty else { return false }
+        let heldHere = Set(subscribers.values.compactMap { $0.groups[id]?.id })
+        return open.keys.contains { !heldHere.contains($0) }
+    }
+
+    // MARK: Other instances' commits
+
+    /// The head the newest `rewind_log` notice announced: entries up to it
+    /// are read from the log once nothing of this instance's is in flight
+    /// (its own appends' outcomes say whether the log moved under them).
+    private var noticedSeq: Int64 = 0
+    /// Notices may have been missed (the listening connection came back): ask the log for its head.
+    private var headUnknown = false
+
+    /// A writer (another instance, this one, an operator's import) moved the head to `seq`.
+    /// Notices may come late, coalesced or out of order: only "the log reaches at least `seq`" is taken from one.
+    func logMoved(to seq: Int64) {
+        guard loadedOnce, !halted, seq > committed.seq else { return }
+        noticedSeq = max(noticedSeq, seq)
+        followLog()
+    }
+
+    /// Notices may have been lost: read the head and catch up from it.
+    func logMayHaveMoved() {
+        guard loadedOnce, !halted else { return }
+        headUnknown = true
+        followLog()
+    }
+
+    /// Reads what the notices announced, in order, through the same
+    /// `commit` as this instance's own entries (so the terminals here get
+    /// them as pushes), when no command of ours is in flight.
+    private func followLog() {
+        guard !halted, pending.isEmpty, headChecks == 0, whenReadyQueue.isEmpty else { return }
+        if state == .stale && (headUnknown || noticedSeq > committed.seq) {
+            headUnknown = false
+            return catchUp()
+        }
+        guard state == .ready else { return }
+        if headUnknown {
+            headUnknown = false
+            state = .catchingUp
+            return readHead()
+        }
+        guard noticedSeq > committed.seq else { return }
+        state = .catchingUp
+        readLog(upTo: EventStore.Head(version: 0, seq: noticedSeq))
     }
 
     private func catchUpFailed(_ e: RewindError) {
@@ -380,6 +464,7 @@ final class DocumentRuntime {
                 return halt(error, with: first.request)
             }
             first.request?.replies.forEach { $0(.success(first.outcome)) }
+            if pending.isEmpty { followLog() }
             return
         }
         // Drop everything speculative; it was computed on top of this entry.
@@ -414,7 +499,7 @@ final class DocumentRuntime {
             server.logger.info("append clashed; catching up and retrying", metadata: ["doc": "\(id)", "outcome": "\(result)"])
             for var r in retry {
                 r.attempts += 1
-                if r.attempts > 3 {
+                if r.attempts > Self.maxAttempts {
                     r.replies.forEach { $0(.failure(RewindError(.unavailable, "document \(id) is contended; retry"))) }
                 } else {
                     run(r)
@@ -444,6 +529,10 @@ final class DocumentRuntime {
         for w in waiting { w(failure) }
         server.documentHalted(self)
     }
+
+    /// Tries of one command when other instances keep committing first: each
+    /// clash means one of them made progress, so this only bounds unfairness.
+    static let maxAttempts = 10
 
     static func haltedError(_ doc: String, _ cause: RewindError? = nil) -> RewindError {
         RewindError(.internal, "document \"\(doc)\" was stopped: this server and its log disagree"

@@ -352,6 +352,7 @@ extension Server {
         s.checksSelection = selection != nil
         s.typingWindow = config.typingWindowMs
         s.groupAction = group?.action
+        s.instance = Int64(notifications.instance)
         return s
     }
 }

@@ -18,6 +18,8 @@ public final class Server {
     let store: EventStore
     /// PostgreSQL's notices to this server (role changes, revoked tokens).
     let notifications: Notifications
+    /// News to and from the other instances on the database (`Cluster/Cluster.swift`).
+    private(set) var cluster: Cluster!
     /// Roles per document (`Access/AccessControl.swift`).
     private(set) lazy var access = AccessControl(server: self)
     private var listener: TCPListener?
@@ -57,9 +59,12 @@ public final class Server {
         self.logger = logger
         loop = EventLoop()
         store = EventStore(loop: loop, conninfo: config.conninfo, writers: config.writers, timeouts: config.databaseTimeouts, logger: logger)
-        notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access"], timeouts: config.databaseTimeouts,
-                                      logger: logger)
+        // An instance id for liveness and groups (`Notifications`): random, positive.
+        let instance = Int32.random(in: 1...Int32.max)
+        notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access", "rewind_log", "rewind_presence"],
+                                      instance: instance, timeouts: config.databaseTimeouts, logger: logger)
         connectionCap = config.maxConnections
+        cluster = Cluster(server: self, instance: instance)
     }
 
     /// Connects to PostgreSQL, listens, and runs the loop until shutdown.
@@ -92,8 +97,9 @@ public final class Server {
             startListening()
         }
         fitDescriptorLimit()
-        notifications.onNotice = { [unowned self] _, payload in self.access.notice(payload) }
-        notifications.onListening = { [unowned self] in self.access.resync() }
+        notifications.onNotice = { [unowned self] channel, payload in self.cluster.notice(channel: channel, payload: payload) }
+        notifications.onListening = { [unowned self] in self.cluster.listening() }
+        cluster.start()
         store.start()
         notifications.start()
         everyTurn = EveryTurn(loop: loop) { [unowned self] in self.continueTurn() }
@@ -236,11 +242,13 @@ public final class Server {
             }
         }
         forgetFullBuckets(now: now)
+        cluster.sweep(now: now)
     }
 
     // MARK: Documents
 
     func existingDocument(_ id: String) -> DocumentRuntime? { documents[id] }
+    var loadedDocuments: [DocumentRuntime] { Array(documents.values) }
 
     func document(_ id: String) -> DocumentRuntime {
         if let d = documents[id] { return d }
@@ -303,6 +311,7 @@ public final class Server {
         flusher?.close()
         sweeper?.close()
         everyTurn?.close()
+        cluster.stop()
         notifications.stop()
         store.stop()
     }

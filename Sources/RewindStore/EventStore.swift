@@ -241,6 +241,24 @@ public final class EventStore {
         }
     }
 
+    /// Of `groups` (held open in `doc`), those whose terminal's instance is
+    /// gone: the newest edit of each names the instance (`EventMeta.instance`);
+    /// an instance is alive while it holds its liveness lock
+    /// (`Notifications`). Edits from before instances were recorded count as gone.
+    public func orphanedGroups(doc: String, groups: [String], _ done: @escaping (Result<[String], RewindError>) -> Void) {
+        var names = BinaryArray(.text)
+        for g in groups { names.append(g) }
+        let q = PipelineConnection.Statement("""
+            SELECT g.grp FROM (
+                SELECT DISTINCT ON (grp) grp, (meta::jsonb ->> 'instance')::bigint AS instance
+                FROM log WHERE doc = $1 AND entry = 'event' AND grp = ANY($2::text[])
+                ORDER BY grp, seq DESC
+            ) g
+            WHERE g.instance IS NULL OR g.instance NOT IN (\(Notifications.liveSQL(classParam: "$3")))
+            """, values: [.text(doc), .binary(names.bytes), .text(String(Notifications.lockClass))])
+        query(q) { result in done(result.map { rows in (0..<rows.count).compactMap { rows[$0, 0] } }) }
+    }
+
     // MARK: Snapshots
 
     public struct Snapshot {
@@ -283,6 +301,7 @@ public final class EventStore {
     public struct Head: Sendable, Equatable {
         public var version: Int64
         public var seq: Int64
+        public init(version: Int64, seq: Int64) { self.version = version; self.seq = seq }
     }
 
     /// The head (event version and stream position) of `doc`, or nil when there is no such document.

@@ -151,7 +151,7 @@ final class Terminal {
     let fd: Int32
     private var buffer: [UInt8] = []
     private var nextID: Int64 = 1
-    private(set) var pushes: [JSONObject] = []
+    var pushes: [JSONObject] = []
 
     init(port: Int, receiveBuffer: Int32? = nil, timeout: Int = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -62,6 +62,8 @@ public struct DocumentLedger: Sendable {
         public var checksSelection = true
         /// Text edits by one terminal in one node this close together (ms) coalesce into one "Typing" group.
         public var typingWindow: Int64 = 500
+        /// The server instance serving the terminal (recorded with edits in an explicit group).
+        public var instance: Int64?
 
         public init(tx: String, base: Int64, ops: [Op], action: String?, userID: Int64, userName: String,
                     client: String, eventID: String, time: Int64, openGroup: String? = nil, selection: Selection? = nil)
@@ -121,7 +123,8 @@ public struct DocumentLedger: Sendable {
             throw RewindError(.conflict, "\(e.message) (changed by a concurrent transaction since version \(s.base))", details: e.details)
         }
         let group = s.openGroup ?? coalescingGroup(s, ops: applied.ops, scope: scope) ?? s.eventID
-        let meta = EventMeta(scope: scope, open: s.openGroup != nil, selection: selection)
+        let meta = EventMeta(scope: scope, open: s.openGroup != nil, selection: selection,
+                             instance: s.openGroup != nil ? s.instance : nil)
         let event = Event(doc: doc, version: version + 1, id: s.eventID, tx: s.tx, txDigest: digest, userID: s.userID,
                           userName: s.userName, client: s.client, group: group, kind: .edit, action: s.action ?? s.groupAction,
                           base: s.base, ops: applied.ops, inverse: applied.inverse, refers: nil, time: s.time, meta: meta)

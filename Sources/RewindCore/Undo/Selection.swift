@@ -54,25 +54,30 @@ public struct EventMeta: Sendable, Equatable {
     public var selection: Selection?
     /// For an undo or redo: the versions of the events whose change it reverted.
     public var reverted: [Int64] = []
+    /// For an edit in an explicit group: the server instance whose terminal
+    /// holds the group open. Another instance loading the document closes a
+    /// group left open only when that instance is gone (SPEC section 4).
+    public var instance: Int64?
 
-    public init(scope: Key? = nil, open: Bool = false, selection: Selection? = nil, reverted: [Int64] = []) {
+    public init(scope: Key? = nil, open: Bool = false, selection: Selection? = nil, reverted: [Int64] = [], instance: Int64? = nil) {
         self.scope = scope
         self.open = open
         self.selection = selection
         self.reverted = reverted
+        self.instance = instance
     }
 
-    public var isEmpty: Bool { scope == nil && !open && selection == nil && reverted.isEmpty }
+    public var isEmpty: Bool { scope == nil && !open && selection == nil && reverted.isEmpty && instance == nil }
 
     public var json: JSON {
         .obj([("scope", scope.map { .string($0.string) }), ("open", open ? .bool(true) : nil), ("selection", selection?.json),
-              ("reverted", reverted.isEmpty ? nil : .array(reverted.map { .int($0) }))])
+              ("reverted", reverted.isEmpty ? nil : .array(reverted.map { .int($0) })), ("instance", instance.map { .int($0) })])
     }
 
     public static func parse(_ v: JSON) throws(RewindError) -> EventMeta {
         guard let o = v.objectValue else { throw RewindError(.internal, "event meta is not an object") }
         return EventMeta(scope: o["scope"]?.stringValue.map { Key($0) }, open: o["open"]?.boolValue ?? false,
                          selection: try Selection.parse(o["selection"]),
-                         reverted: o["reverted"]?.arrayValue?.compactMap(\.intValue) ?? [])
+                         reverted: o["reverted"]?.arrayValue?.compactMap(\.intValue) ?? [], instance: o["instance"]?.intValue)
     }
 }

@@ -94,6 +94,7 @@ extension Server {
     }
 
     private func broadcastPresence(_ d: DocumentRuntime, of c: Connection, _ p: Presence) {
+        cluster.share(d, c, p)
         guard let user = c.user, let client = c.clientID, d.subscribers.count > 1 else { return }
         let bytes = SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client)))
         for other in d.subscribers.values where other !== c { other.push(bytes) }
@@ -112,6 +113,9 @@ extension Server {
         for (id, p) in d.presence where id != c.id {
             guard let other = d.subscribers[id], let user = other.user, let client = other.clientID else { continue }
             c.push(SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client))))
+        }
+        for r in d.remotePresence.values {
+            c.push(SharedBytes(Message.line(r.presence.push(doc: d.id, user: r.user, client: r.client))))
         }
     }
 

@@ -1,0 +1,176 @@
+import RewindCore
+import RewindLoop
+import RewindStore
+
+/// What the instances serving one database tell each other (SPEC section 9).
+/// PostgreSQL is the only shared engine: the log carries the data, NOTIFY the news.
+///
+/// - `rewind_log` (sent by a trigger with every head change, in the commit's
+///   transaction): "<seq> <version> <doc>". An instance with the document
+///   loaded reads the entries after its own head from the log
+///   (`DocumentRuntime.logMoved`) and pushes them to its terminals.
+/// - `rewind_presence` (sent here, batched per loop turn): a terminal's
+///   presence as its own instance knows it, `{"i", "doc", "t", "user",
+///   "client", "node", "selection"}` (empty: gone); `{"i", "ask": doc}` when
+///   an instance loads a document and wants the others' presence in it. The
+///   instance that serves a terminal is the only one that moves its caret
+///   through edits, so every instance shows the same position.
+/// - `rewind_access`: roles and tokens (`AccessControl`).
+///
+/// Liveness: an instance is alive while it holds its lock (`Notifications`).
+/// Every `sweepEvery` ms the live set is read; presence of instances that
+/// are gone is removed, and groups their terminals held open are closed.
+/// After the listening connection comes back, every loaded document reads
+/// the log's head and asks for presence again (notices were missed).
+///
+/// What is not shared: prompts (per terminal, on its instance) and the
+/// speculative state of commands in flight (each instance's own, settled by
+/// the log's compare-and-set).
+final class Cluster {
+    private unowned let server: Server
+    let instance: Int32
+    /// Presence notices waiting for the end of the loop turn, latest per terminal.
+    private var outbox: [String: String] = [:]
+    private var outboxOrder: [String] = []
+    private var flusher: BeforeSleep?
+    let sweepEvery: UInt64 = 10_000
+    private var lastSweep: UInt64 = 0
+
+    init(server: Server, instance: Int32) {
+        self.server = server
+        self.instance = instance
+    }
+
+    func start() {
+        flusher = BeforeSleep(loop: server.loop) { [unowned self] in self.flush() }
+    }
+
+    func stop() {
+        flush()
+        flusher?.close()
+        flusher = nil
+    }
+
+    // MARK: Notices in
+
+    func notice(channel: String, payload: String) {
+        switch channel {
+        case "rewind_log": logNotice(payload)
+        case "rewind_presence": presenceNotice(payload)
+        default: server.access.notice(payload)
+        }
+    }
+
+    /// "<seq> <version> <doc>" (the doc last: it may hold spaces).
+    private func logNotice(_ payload: String) {
+        let parts = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, let seq = Int64(parts[0]) else {
+            return server.logger.warning("malformed rewind_log notice", metadata: ["payload": "\(payload.prefix(200))"])
+        }
+        server.existingDocument(String(parts[2]))?.logMoved(to: seq)
+    }
+
+    /// Listening (re)started: whatever was announced meanwhile is read again.
+    func listening() {
+        server.access.resync()
+        for d in server.loadedDocuments {
+            d.logMayHaveMoved()
+            ask(d)
+            announceAll(d)
+        }
+    }
+
+    private func presenceNotice(_ payload: String) {
+        guard let o = try? JSONParser.parse(payload, maxDepth: 8).objectValue, let from = o["i"]?.intValue else {
+            return server.logger.warning("malformed rewind_presence notice", metadata: ["payload": "\(payload.prefix(200))"])
+        }
+        guard from != Int64(instance) else { return }  // our own, heard back
+        if let doc = o["ask"]?.stringValue {
+            if let d = server.existingDocument(doc) { announceAll(d) }
+            return
+        }
+        guard let doc = o["doc"]?.stringValue, let d = server.existingDocument(doc), let t = o["t"]?.intValue,
+              let user = o["user"]?.stringValue, let client = o["client"]?.stringValue
+        else { return }
+        let p = Presence(node: o["node"]?.stringValue.map { Key($0) }, selection: try? Selection.parse(o["selection"]))
+        let key = RemoteTerminal.key(instance: from, terminal: t)
+        let old = d.remotePresence[key]?.presence ?? Presence()
+        guard old != p else { return }
+        d.remotePresence[key] = p.isEmpty ? nil : RemoteTerminal(instance: Int32(truncatingIfNeeded: from), user: user, client: client, presence: p)
+        push(p, of: (user, client), in: d)
+    }
+
+    private func push(_ p: Presence, of who: (user: String, client: String), in d: DocumentRuntime) {
+        guard !d.subscribers.isEmpty else { return }
+        let bytes = SharedBytes(Message.line(p.push(doc: d.id, user: who.user, client: who.client)))
+        for c in d.subscribers.values { c.push(bytes) }
+    }
+
+    // MARK: Notices out
+
+    /// `c`'s presence in `d` changed (or went): tell the other instances.
+    func share(_ d: DocumentRuntime, _ c: Connection, _ p: Presence) {
+        guard let user = c.user, let client = c.clientID else { return }
+        let body = JSON.obj([("i", .int(Int64(instance))), ("doc", .string(d.id)), ("t", .int(Int64(c.id))), ("user", .string(user.name)),
+                             ("client", .string(client)), ("node", p.node.map { .string($0.string) } ?? .null), ("selection", p.selection?.json)])
+        enqueue(key: "\(d.id)\u{1F}\(c.id)", JSONWriter.string(body))
+    }
+
+    /// A document was loaded here: ask the others who is where in it.
+    func ask(_ d: DocumentRuntime) {
+        enqueue(key: "ask\u{1F}\(d.id)", JSONWriter.string(.obj([("i", .int(Int64(instance))), ("ask", .string(d.id))])))
+    }
+
+    private func announceAll(_ d: DocumentRuntime) {
+        for (id, p) in d.presence {
+            if let c = d.subscribers[id] { share(d, c, p) }
+        }
+    }
+
+    private func enqueue(key: String, _ payload: String) {
+        // A doc id and a selection are small; far below NOTIFY's 8000 bytes.
+        if outbox.updateValue(payload, forKey: key) == nil { outboxOrder.append(key) }
+    }
+
+    private func flush() {
+        guard !outboxOrder.isEmpty else { return }
+        let payloads = outboxOrder.compactMap { outbox[$0] }
+        outbox = [:]
+        outboxOrder = []
+        server.notifications.notify("rewind_presence", payloads)
+    }
+
+    // MARK: Liveness
+
+    /// Called from the server's sweep (every second); acts every `sweepEvery` ms.
+    func sweep(now: UInt64) {
+        guard now - lastSweep >= sweepEvery, server.notifications.isListening else { return }
+        lastSweep = now
+        let docs = server.loadedDocuments
+        let withRemote = docs.filter { !$0.remotePresence.isEmpty }
+        let withForeignGroups = docs.filter(\.holdsGroupsOfOthers)
+        guard !withRemote.isEmpty || !withForeignGroups.isEmpty else { return }
+        server.notifications.liveInstances { [self] result in
+            guard case let .success(live) = result else { return }
+            for d in withRemote where self.server.existingDocument(d.id) === d {
+                for (key, r) in d.remotePresence where !live.contains(r.instance) {
+                    d.remotePresence[key] = nil
+                    self.push(Presence(), of: (r.user, r.client), in: d)
+                }
+            }
+            for d in withForeignGroups where self.server.existingDocument(d.id) === d {
+                d.closeOrphanedGroups(firstLoad: false)
+            }
+        }
+    }
+}
+
+/// A terminal served by another instance, as its presence notices describe it.
+struct RemoteTerminal {
+    var instance: Int32
+    var user: String
+    var client: String
+    var presence: Presence
+
+    static func key(instance: Int64, terminal: Int64) -> String { "\(instance):\(terminal)" }
+}
