@@ -70,7 +70,9 @@ public final class Notifications {
         // has not yet noticed is dead still holds it, which says the same.
         let lock = PipelineConnection.Statement("SELECT pg_try_advisory_lock($1::int4, $2::int4)",
                                                 [String(Self.lockClass), String(instance)])
-        connection.send([lock] + channels.map { .init("LISTEN \($0)") }) { [unowned self] result in
+        // Named, so an operator (or a test) can tell it in pg_stat_activity.
+        let name = PipelineConnection.Statement("SET application_name = 'rewind-notify'")
+        connection.send([name, lock] + channels.map { .init("LISTEN \($0)") }) { [unowned self] result in
             switch result {
             case .success:
                 self.isListening = true
