@@ -14,14 +14,16 @@
  *       PostgreSQL's processes (backends, walwriter, others) over the window.
  *   fanout --port P --writer-token T --token T2 [--clients N] [--seconds S]
  *          [--rate R] [--window W] [--doc NAME] [--share USER[:ROLE],...]
- *          [--relay --line-bytes B]
+ *          [--relay --line-bytes B] [--port2 P2 --server-pid2 PID2]
  *       a writer submits to NAME, which N terminals have open: at R/s, or
  *       (--rate 0) as fast as it goes, never more than W transactions not yet
  *       delivered to every terminal. The writer creates NAME; documents are
  *       private to their creator, so --share has it share NAME with the
  *       terminals' user(s) (ROLE editor, the default, or viewer) before any
  *       terminal connects. --relay: to relay.c, the writer sending B-byte
- *       lines shaped like Rewind's events push.
+ *       lines shaped like Rewind's events push. --port2: a second instance
+ *       on the same database; odd-numbered terminals connect to it (the
+ *       writer and even ones to P), and server CPU is both processes'.
  *   idle --port P (--token T | --relay) [--clients N]
  *       N terminals say hello and open doc "idle", print "ready N", and stay
  *       until SIGTERM.
@@ -67,6 +69,8 @@ typedef struct conn {
 
 /* options */
 static int mode, relay, nterm = -1, seconds = 10, warmup, ndocs = 10, window_ = 8, line_bytes = 330, port, server_pid, postmaster;
+/* fanout over two instances: odd terminals connect to port2; server CPU is both processes'. */
+static int port2, server_pid2;
 static double rate;
 static const char *host = "127.0.0.1", *token, *writer_token, *tokens_file, *prefix = "lg", *docname = "fanout", *share_with;
 static char **tokens;
@@ -259,7 +263,8 @@ static void on_poll(uv_poll_t *p, int status, int events) {
 
 static void connect_one(conn_t *c, uv_loop_t *l) {
     struct sockaddr_in addr;
-    if (uv_ip4_addr(host, port, &addr) != 0) fatal("bad --host", host);
+    int to = port2 && c != &writer && c->index % 2 == 1 ? port2 : port;
+    if (uv_ip4_addr(host, to, &addr) != 0) fatal("bad --host", host);
     int one = 1, ts = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
     c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0) fatal("socket", strerror(errno));
@@ -455,7 +460,7 @@ static void on_stop(uv_timer_t *t) {
         running = 0;
         stopping = 1;
         stop_ns = uv_hrtime();
-        double cpu = cpu_seconds(), scpu = proc_cpu_seconds(server_pid), secs = (stop_ns - start_ns) / 1e9;
+        double cpu = cpu_seconds(), scpu = proc_cpu_seconds(server_pid) + (server_pid2 ? proc_cpu_seconds(server_pid2) : 0), secs = (stop_ns - start_ns) / 1e9;
         printf("client_cpu_percent %.1f\n", 100 * (cpu - cpu_start) / secs);
         if (scpu >= 0) printf("server_cpu_percent %.1f\n", 100 * (scpu - server_cpu_start) / secs);
         double hz = (double)sysconf(_SC_CLK_TCK);
@@ -495,7 +500,7 @@ static void open_window(void) {
     running = 1;
     start_ns = uv_hrtime();
     cpu_start = cpu_seconds();
-    server_cpu_start = proc_cpu_seconds(server_pid);
+    server_cpu_start = proc_cpu_seconds(server_pid) + (server_pid2 ? proc_cpu_seconds(server_pid2) : 0);
     if (postmaster > 0) npg_start = pg_scan(pg_start);
     sys_ticks(sys_start);
     uv_timer_start(&stopper, on_stop, (uint64_t)seconds * 1000, 0);
@@ -718,7 +723,7 @@ int main(int argc, char **argv) {
         {"writer-token", 1, 0, 'W'}, {"clients", 1, 0, 'c'}, {"seconds", 1, 0, 's'}, {"docs", 1, 0, 'd'},
         {"rate", 1, 0, 'r'}, {"window", 1, 0, 'w'}, {"doc", 1, 0, 'D'}, {"relay", 0, 0, 'R'},
         {"line-bytes", 1, 0, 'l'}, {"prefix", 1, 0, 'P'}, {"server-pid", 1, 0, 'S'}, {"warmup", 1, 0, 'M'},
-        {"pg-postmaster", 1, 0, 'G'}, {"share", 1, 0, 'H'}, {0, 0, 0, 0}};
+        {"pg-postmaster", 1, 0, 'G'}, {"share", 1, 0, 'H'}, {"port2", 1, 0, 'q'}, {"server-pid2", 1, 0, 'Q'}, {0, 0, 0, 0}};
     static char *no_token = "";
     if (argc < 2) goto usage;
     if (!strcmp(argv[1], "commit")) mode = MODE_COMMIT;
@@ -737,6 +742,7 @@ int main(int argc, char **argv) {
         case 'l': line_bytes = atoi(optarg); break;  case 'P': prefix = optarg; break;
         case 'S': server_pid = atoi(optarg); break;  case 'M': warmup = atoi(optarg); break;
         case 'G': postmaster = atoi(optarg); break;  case 'H': share_with = optarg; break;
+        case 'q': port2 = atoi(optarg); break;       case 'Q': server_pid2 = atoi(optarg); break;
         default: goto usage;
         }
     }
