@@ -139,7 +139,12 @@ final class DocumentRuntime {
                 if self.isBehind(head) && self.state == .ready && self.pending.isEmpty { self.state = .stale }
                 self.whenReadyQueue.insert(body, at: 0)  // ahead of what queued behind it
             }
-            if self.state == .stale { self.catchUp() } else if self.state == .ready && self.headChecks == 0 { self.releaseWaiters() }
+            if self.state == .stale {
+                self.catchUp()
+            } else if self.state == .ready && self.headChecks == 0 {
+                self.releaseWaiters()
+                self.followLog()
+            }
         }
     }
     /// Head queries of `whenCurrent` under way: while one is out, others wait behind it.

@@ -91,7 +91,11 @@ public final class Server {
                 self.shutdown()
             }
         }
-        store.onReady = startListening
+        store.onReady = { [unowned self] in
+            startListening()
+            // Back after losing PostgreSQL: a catch-up that failed meanwhile left documents behind.
+            for d in self.loadedDocuments { d.logMayHaveMoved() }
+        }
         wait.start(after: config.startupWaitMs) { [unowned self] in
             self.logger.warning("PostgreSQL not reachable yet; listening anyway (requests get `unavailable` until it is)")
             startListening()
