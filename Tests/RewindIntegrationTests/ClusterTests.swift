@@ -32,16 +32,23 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(seen, Array(first...head), "\(who): lost, duplicated or reordered deliveries", file: file, line: line)
     }
 
-    func testTwoInstancesSeeEachOthersEditsUndoAndPresence() throws {
+    /// Instances A and B on one database; alice on A owns `d` and shares it
+    /// with bob, on B, who has it open. The servers live as long as the caller holds them.
+    private func twoInstances(arguments: [String] = []) throws -> (TestDatabase, ServerProcess, ServerProcess, Terminal, Terminal) {
         let db = try TestDatabase()
-        let a = try ServerProcess(database: db), b = try ServerProcess(database: db)
+        let a = try ServerProcess(database: db, arguments: arguments), b = try ServerProcess(database: db, arguments: arguments)
         let alice = try Terminal(port: a.port), bob = try Terminal(port: b.port)
         try alice.hello("alice", db, client: "laptop")
         try bob.hello("bob", db, client: "desk")
         try alice.request("create_doc", [("doc", "d")])
         try alice.share("d", "bob")
-        XCTAssertEqual(try alice.request("open", [("doc", "d")])["ok"], true)
         XCTAssertEqual(try bob.request("open", [("doc", "d")])["ok"], true)
+        return (db, a, b, alice, bob)
+    }
+
+    func testTwoInstancesSeeEachOthersEditsUndoAndPresence() throws {
+        let (db, a, b, alice, bob) = try twoInstances()
+        XCTAssertEqual(try alice.request("open", [("doc", "d")])["ok"], true)
 
         var start = Date()
         let v1 = try alice.submit("d", tx: "a1", base: 0, [["op": "create", "node": "t", "parent": "root", "index": 0, "kind": "text", "focusable": true, "text": "hello"]])
@@ -179,14 +186,8 @@ final class ClusterTests: XCTestCase {
     }
 
     func testPushesResumeWithNothingMissedAfterTheListenConnectionIsKilled() throws {
-        let db = try TestDatabase()
-        let a = try ServerProcess(database: db), b = try ServerProcess(database: db)
-        let alice = try Terminal(port: a.port), bob = try Terminal(port: b.port)
-        try alice.hello("alice", db)
-        try bob.hello("bob", db)
-        try alice.request("create_doc", [("doc", "d")])
-        try alice.share("d", "bob")
-        XCTAssertEqual(try bob.request("open", [("doc", "d")])["ok"], true)
+        let (db, a, b, alice, bob) = try twoInstances()
+        defer { withExtendedLifetime((a, b)) {} }  // the servers live until the end
         var head: Int64 = 0
         for round in 0..<10 {
             if round == 4 {
@@ -202,14 +203,8 @@ final class ClusterTests: XCTestCase {
     }
 
     func testEverythingResumesAfterPostgresRestartsUnderLoad() throws {
-        let db = try TestDatabase()
-        let a = try ServerProcess(database: db, arguments: ["--db-timeout", "2"]), b = try ServerProcess(database: db, arguments: ["--db-timeout", "2"])
-        let alice = try Terminal(port: a.port), bob = try Terminal(port: b.port)
-        try alice.hello("alice", db)
-        try bob.hello("bob", db)
-        try alice.request("create_doc", [("doc", "d")])
-        try alice.share("d", "bob")
-        XCTAssertEqual(try bob.request("open", [("doc", "d")])["ok"], true)
+        let (db, a, b, alice, bob) = try twoInstances(arguments: ["--db-timeout", "2"])
+        defer { withExtendedLifetime((a, b)) {} }  // the servers live until the end
 
         var acked: [String: Int64] = [:]
         var sawUnavailable = 0
