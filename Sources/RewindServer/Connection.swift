@@ -132,6 +132,8 @@ final class Connection {
     var address: String { peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer }
 
     func start() {
+        // Held strongly until the stream's handle is closed (see `onQueuedWritten`).
+        stream.onQueuedWritten = { [self] bytes, _ in written(bytes) }
         stream.startReading { [unowned self] data in
             guard let data else {
                 self.server.connectionEnded(self, reason: "closed by peer")
@@ -260,7 +262,8 @@ final class Connection {
         }
     }
 
-    /// Hands everything queued to libuv in one write; a streamed reply adds
+    /// Writes everything queued with one `writev` (`TCPStream.write`: what
+    /// the socket does not take at once is queued in libuv); a streamed reply adds
     /// a slice only while less than `sliceBytes` are still being written.
     func flush() {
         isDirty = false
@@ -291,10 +294,24 @@ final class Connection {
         }
         output.removeFirst(taken)
         guard !chunks.isEmpty else { return }
-        writing += bytes
-        stream.write(chunks) { [weak self] _ in self?.written(bytes) }
+        let queued = stream.write(chunks)
+        writing += queued
+        if queued < bytes { writtenNow(bytes - queued) }
     }
 
+    /// The socket took `bytes` at once (in `flush`, which runs just before
+    /// the loop sleeps): what a write completion does (`written`) runs on the
+    /// next loop turn, which the loop then takes without sleeping.
+    private func writtenNow(_ bytes: Int) {
+        outputBytes -= bytes
+        guard !isClosed else { return }
+        if outputBytes < server.config.maxOutputBytes { overBoundSince = nil }
+        guard !output.isEmpty || !stream.isReading || decoder.bufferedBytes > 0 else { return }
+        if !output.isEmpty { markDirty() }  // the rest of a streamed reply
+        server.continueNextTurn(self)  // pump, next turn
+    }
+
+    /// A write's queued rest is written (or failed).
     private func written(_ bytes: Int) {
         writing -= bytes
         outputBytes -= bytes
