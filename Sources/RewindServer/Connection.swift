@@ -40,17 +40,37 @@ protocol ReplyStream: AnyObject {
 /// or a connection over it for `--slow-timeout`, mean the terminal is too
 /// slow, and it is closed (`bye` `slow`).
 final class Connection {
-    let id: Int
+    // What a push and a flush touch come first, in one or two cache lines
+    // (stored properties are laid out in this order): a broadcast touches
+    // every subscriber's, and the rest of the object is hundreds of bytes.
     let stream: TCPStream
     unowned let server: Server
+    /// What is written next, in order: everything queued ahead of a streamed reply.
+    private var output: [SharedBytes] = []
+    /// Queued, streamed (estimated) and handed to libuv but not yet written.
+    private(set) var outputBytes = 0
+    private(set) var isDirty = false
+    private(set) var isClosed = false
+    private var streamStarted = false
+    /// A streamed reply and everything queued behind it, moved to `output`
+    /// as it is produced (empty but while a large reply is being sent).
+    private var behind: [Outgoing] = []
+    // (Read for every subscriber on each event: `promptStateMayHaveChanged`.)
+    var user: (id: Int64, name: String)?
+    /// `--max-output-bytes`, read on each push.
+    private let maxOutputBytes: Int
+    private var writing = 0
+    /// Since when `outputBytes` has been past the bound (nil: it is not).
+    private(set) var overBoundSince: UInt64?
+
+    let id: Int
     var decoder: FrameDecoder
     let peer: String
     let connectedAt: UInt64
     /// When the last complete line arrived (the idle timer counts lines, not bytes).
     var lastHeard: UInt64
 
-    // Session
-    var user: (id: Int64, name: String)?
+    // Session (and `user`, above)
     var clientID: String?
     var openDocuments: Set<String> = []
     /// Documents with an `open` under way: requests sent right behind it
@@ -103,15 +123,7 @@ final class Connection {
         case bytes(SharedBytes)
         case stream(ReplyStream)
     }
-    private var output: [Outgoing] = []
-    /// Queued, streamed (estimated) and handed to libuv but not yet written.
-    private(set) var outputBytes = 0
-    private var writing = 0
-    /// Since when `outputBytes` has been past the bound (nil: it is not).
-    private(set) var overBoundSince: UInt64?
-    private var streamStarted = false
-    private(set) var isDirty = false
-    private(set) var isClosed = false
+    // (the output's state is at the top)
 
     static let sliceBytes = 256 << 10
 
@@ -119,6 +131,7 @@ final class Connection {
         self.id = id
         self.stream = stream
         self.server = server
+        maxOutputBytes = server.config.maxOutputBytes
         decoder = FrameDecoder(maxFrameBytes: server.config.limits.maxFrameBytes)
         peer = stream.peer
         connectedAt = server.loop.now
@@ -148,7 +161,7 @@ final class Connection {
 
     /// Frames may be dispatched now (see the type's comment).
     private var mayDispatch: Bool {
-        holds == 0 && outputBytes < server.config.maxOutputBytes && commitsInFlight < server.config.maxCommitsInFlight
+        holds == 0 && outputBytes < maxOutputBytes && commitsInFlight < server.config.maxCommitsInFlight
             && waitingForDocument < server.config.requestsPerTurn
     }
 
@@ -225,28 +238,33 @@ final class Connection {
 
     func reply(_ bytes: [UInt8]) {
         guard !isClosed else { return }
-        enqueue(.bytes(SharedBytes(bytes)), bytes.count)
+        enqueue(SharedBytes(bytes))
     }
 
     /// A reply produced in slices as the terminal reads it.
     func reply(streaming s: ReplyStream) {
         guard !isClosed else { return }
-        enqueue(.stream(s), s.remaining)
+        behind.append(.stream(s))
+        counted(s.remaining)
     }
 
     /// Queues a push; the same bytes object may go to many connections.
     func push(_ bytes: SharedBytes) {
         guard !isClosed else { return }
-        if outputBytes + bytes.count > 2 * server.config.maxOutputBytes {
-            return slow("more than \(2 * server.config.maxOutputBytes) bytes unread")
+        if outputBytes + bytes.count > 2 * maxOutputBytes {
+            return slow("more than \(2 * maxOutputBytes) bytes unread")
         }
-        enqueue(.bytes(bytes), bytes.count)
+        enqueue(bytes)
     }
 
-    private func enqueue(_ o: Outgoing, _ count: Int) {
-        output.append(o)
+    private func enqueue(_ b: SharedBytes) {
+        if behind.isEmpty { output.append(b) } else { behind.append(.bytes(b)) }
+        counted(b.count)
+    }
+
+    private func counted(_ count: Int) {
         outputBytes += count
-        if outputBytes >= server.config.maxOutputBytes && overBoundSince == nil { overBoundSince = server.loop.now }
+        if outputBytes >= maxOutputBytes && overBoundSince == nil { overBoundSince = server.loop.now }
         markDirty()
     }
 
@@ -267,37 +285,43 @@ final class Connection {
     /// a slice only while less than `sliceBytes` are still being written.
     func flush() {
         isDirty = false
-        guard !output.isEmpty, !stream.isClosed else { return }
-        var chunks: [SharedBytes] = []
+        guard hasOutput, !stream.isClosed else { return }
         var bytes = 0
-        var taken = 0
-        scan: while taken < output.count {
-            switch output[taken] {
-            case let .bytes(b):
-                chunks.append(b)
-                bytes += b.count
-                taken += 1
-            case let .stream(s):
-                guard writing + bytes < Connection.sliceBytes else { break scan }  // more when this is read
-                let before = s.remaining
-                let slice = s.next(max: Connection.sliceBytes)
-                streamStarted = true
-                chunks.append(SharedBytes(slice))
-                bytes += slice.count
-                outputBytes += slice.count - (before - s.remaining)  // the estimate becomes real bytes
-                if s.isDone {
-                    outputBytes -= s.remaining
-                    streamStarted = false
+        for b in output { bytes += b.count }
+        if !behind.isEmpty {
+            var taken = 0
+            scan: while taken < behind.count {
+                switch behind[taken] {
+                case let .bytes(b):
+                    output.append(b)
+                    bytes += b.count
                     taken += 1
+                case let .stream(s):
+                    guard writing + bytes < Connection.sliceBytes else { break scan }  // more when this is read
+                    let before = s.remaining
+                    let slice = s.next(max: Connection.sliceBytes)
+                    streamStarted = true
+                    output.append(SharedBytes(slice))
+                    bytes += slice.count
+                    outputBytes += slice.count - (before - s.remaining)  // the estimate becomes real bytes
+                    if s.isDone {
+                        outputBytes -= s.remaining
+                        streamStarted = false
+                        taken += 1
+                    }
                 }
             }
+            behind.removeFirst(taken)
         }
-        output.removeFirst(taken)
-        guard !chunks.isEmpty else { return }
-        let queued = stream.write(chunks)
+        guard !output.isEmpty else { return }
+        let queued = stream.write(output)
+        // The array is kept for the next pushes (no allocation per flush), unless it grew large.
+        output.removeAll(keepingCapacity: output.capacity <= 16)
         writing += queued
         if queued < bytes { writtenNow(bytes - queued) }
     }
+
+    private var hasOutput: Bool { !output.isEmpty || !behind.isEmpty }
 
     /// The socket took `bytes` at once (in `flush`, which runs just before
     /// the loop sleeps): what a write completion does (`written`) runs on the
@@ -305,9 +329,9 @@ final class Connection {
     private func writtenNow(_ bytes: Int) {
         outputBytes -= bytes
         guard !isClosed else { return }
-        if outputBytes < server.config.maxOutputBytes { overBoundSince = nil }
-        guard !output.isEmpty || !stream.isReading || decoder.bufferedBytes > 0 else { return }
-        if !output.isEmpty { markDirty() }  // the rest of a streamed reply
+        if outputBytes < maxOutputBytes { overBoundSince = nil }
+        guard hasOutput || !stream.isReading || decoder.bufferedBytes > 0 else { return }
+        if hasOutput { markDirty() }  // the rest of a streamed reply
         server.continueNextTurn(self)  // pump, next turn
     }
 
@@ -316,8 +340,8 @@ final class Connection {
         writing -= bytes
         outputBytes -= bytes
         guard !isClosed else { return }
-        if outputBytes < server.config.maxOutputBytes { overBoundSince = nil }
-        if !output.isEmpty { markDirty() }  // the rest of a streamed reply
+        if outputBytes < maxOutputBytes { overBoundSince = nil }
+        if hasOutput { markDirty() }  // the rest of a streamed reply
         if !stream.isReading || decoder.bufferedBytes > 0 { pump() }
     }
 
@@ -325,11 +349,12 @@ final class Connection {
     func close(reason: String, retry: Bool, message: String) {
         guard !isClosed else { return }
         // What is queued behind a reply still streaming is dropped; end its line so the bye is a line of its own.
-        if let i = output.firstIndex(where: { if case .stream = $0 { return true }; return false }) {
-            output.removeSubrange(i...)
-            if streamStarted { output.append(.bytes(SharedBytes([0x0A]))) }
+        // (`behind` is empty or starts with a reply streaming: `flush` moves what is ahead of it to `output`.)
+        if !behind.isEmpty {
+            behind = []
+            if streamStarted { output.append(SharedBytes([0x0A])) }
         }
-        output.append(.bytes(SharedBytes(Message.bye(reason: reason, retry: retry, message: message))))
+        output.append(SharedBytes(Message.bye(reason: reason, retry: retry, message: message)))
         flush()
         isClosed = true
         stream.close()
@@ -344,6 +369,8 @@ final class Connection {
         guard !isClosed else { return }
         isClosed = true
         output = []
+        behind = []
         stream.close(now: true)
     }
 }
+
