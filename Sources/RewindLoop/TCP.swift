@@ -78,7 +78,7 @@ public struct LoopError: Error, CustomStringConvertible {
 /// A connected TCP socket: reads are pushed to `onRead`, writes take shared bytes.
 public final class TCPStream {
     private let handle = allocateHandle(uv_tcp_t.self)
-    private let loop: EventLoop
+    public let loop: EventLoop
     var stream: UnsafeMutablePointer<uv_stream_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self) }
     public private(set) var isClosed = false
 
@@ -144,6 +144,7 @@ public final class TCPStream {
     /// stream is closed, or the socket failed: the read side reports that).
     public func write(_ chunks: [SharedBytes]) -> Int {
         guard !isClosed, !chunks.isEmpty else { return 0 }
+        loop.writesThisTurn += 1
         let n = chunks.count
         return withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: n) { bufs -> Int in
             var total = 0

@@ -283,9 +283,23 @@ final class Connection {
     /// Writes everything queued with one `writev` (`TCPStream.write`: what
     /// the socket does not take at once is queued in libuv); a streamed reply adds
     /// a slice only while less than `sliceBytes` are still being written.
-    func flush() {
+    ///
+    /// At most `EventLoop.writesPerTurn` connections are written per loop
+    /// turn: past it, or while others wait so (`budgeted`), the connection
+    /// stays dirty and is written on a next turn, in order
+    /// (`EventLoop.deferToNextTurn`), which the loop takes without sleeping.
+    /// A broadcast to thousands of terminals
+    /// is so written in parts, with the loop reading in between: events
+    /// committed meanwhile join the output of the terminals not yet written
+    /// (one write instead of two), and submits are not kept waiting for the
+    /// whole fan-out.
+    func flush(budgeted: Bool = true) {
+        guard hasOutput, !stream.isClosed else { isDirty = false; return }
+        if budgeted && (!stream.loop.mayWrite || stream.loop.hasDeferred) {
+            stream.loop.deferToNextTurn(self)  // still dirty: what is pushed meanwhile joins this write
+            return
+        }
         isDirty = false
-        guard hasOutput, !stream.isClosed else { return }
         var bytes = 0
         for b in output { bytes += b.count }
         if !behind.isEmpty {
@@ -355,7 +369,7 @@ final class Connection {
             if streamStarted { output.append(SharedBytes([0x0A])) }
         }
         output.append(SharedBytes(Message.bye(reason: reason, retry: retry, message: message)))
-        flush()
+        flush(budgeted: false)
         isClosed = true
         stream.close()
         server.connectionEnded(self, reason: reason)
@@ -374,3 +388,7 @@ final class Connection {
     }
 }
 
+extension Connection: DeferredWork {
+    /// A flush put off past the loop turn's writes (see `flush`).
+    func runDeferred() { flush(budgeted: false) }  // the loop counts the turn's writes
+}
