@@ -14,7 +14,7 @@ public final class EventLoop {
     static let readBufferSize = 64 * 1024
 
     /// Writes (`TCPStream.write`) made since the loop last polled for I/O.
-    public internal(set) var writesThisTurn = 0
+    @exclusivity(unchecked) public internal(set) var writesThisTurn = 0
     /// How many writes a turn should make at most (`mayWrite`): past it,
     /// writers put theirs off to the next turn (`deferToNextTurn`), and the
     /// loop polls for I/O in between, without sleeping.
@@ -29,7 +29,7 @@ public final class EventLoop {
     private let runner = allocateHandle(uv_prepare_t.self)
     /// Active while work is deferred: the poll then does not wait.
     private let awake = allocateHandle(uv_idle_t.self)
-    private var deferred: [any DeferredWork] = []
+    @exclusivity(unchecked) private var deferred: [any DeferredWork] = []
 
     public init() {
         raw = .allocate(capacity: 1)

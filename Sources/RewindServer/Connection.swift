@@ -43,25 +43,27 @@ final class Connection {
     // What a push and a flush touch come first, in one or two cache lines
     // (stored properties are laid out in this order): a broadcast touches
     // every subscriber's, and the rest of the object is hundreds of bytes.
+    // Only the loop's thread touches them: no dynamic exclusivity checks
+    // (`swift_beginAccess` on each access) on the broadcast path.
     let stream: TCPStream
     unowned let server: Server
     /// What is written next, in order: everything queued ahead of a streamed reply.
-    private var output: [SharedBytes] = []
+    @exclusivity(unchecked) private var output: [SharedBytes] = []
     /// Queued, streamed (estimated) and handed to libuv but not yet written.
-    private(set) var outputBytes = 0
-    private(set) var isDirty = false
-    private(set) var isClosed = false
-    private var streamStarted = false
+    @exclusivity(unchecked) private(set) var outputBytes = 0
+    @exclusivity(unchecked) private(set) var isDirty = false
+    @exclusivity(unchecked) private(set) var isClosed = false
+    @exclusivity(unchecked) private var streamStarted = false
     /// A streamed reply and everything queued behind it, moved to `output`
     /// as it is produced (empty but while a large reply is being sent).
-    private var behind: [Outgoing] = []
+    @exclusivity(unchecked) private var behind: [Outgoing] = []
     // (Read for every subscriber on each event: `promptStateMayHaveChanged`.)
     var user: (id: Int64, name: String)?
     /// `--max-output-bytes`, read on each push.
     private let maxOutputBytes: Int
-    private var writing = 0
+    @exclusivity(unchecked) private var writing = 0
     /// Since when `outputBytes` has been past the bound (nil: it is not).
-    private(set) var overBoundSince: UInt64?
+    @exclusivity(unchecked) private(set) var overBoundSince: UInt64?
 
     let id: Int
     var decoder: FrameDecoder
