@@ -13,9 +13,67 @@ public final class EventLoop {
     let readBuffer = UnsafeMutableRawPointer.allocate(byteCount: EventLoop.readBufferSize, alignment: 16)
     static let readBufferSize = 64 * 1024
 
+    /// Writes (`TCPStream.write`) made since the loop last polled for I/O.
+    @exclusivity(unchecked) public internal(set) var writesThisTurn = 0
+    /// How many writes a turn should make at most (`mayWrite`): past it,
+    /// writers put theirs off to the next turn (`deferToNextTurn`), and the
+    /// loop polls for I/O in between, without sleeping.
+    public var writesPerTurn = 128
+    public var mayWrite: Bool { writesThisTurn < writesPerTurn }
+    /// True while work waits in `deferToNextTurn`: what is ready to be
+    /// written should then wait behind it, in order.
+    public var hasDeferred: Bool { !deferred.isEmpty }
+    /// Resets `writesThisTurn` after each poll.
+    private let afterPoll = allocateHandle(uv_check_t.self)
+    /// Runs `deferred`, last before the poll.
+    private let runner = allocateHandle(uv_prepare_t.self)
+    /// Active while work is deferred: the poll then does not wait.
+    private let awake = allocateHandle(uv_idle_t.self)
+    @exclusivity(unchecked) private var deferred: [any DeferredWork] = []
+
     public init() {
         raw = .allocate(capacity: 1)
         uv_loop_init(raw)
+        raw.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        uv_check_init(raw, afterPoll)
+        uv_check_start(afterPoll) { h in EventLoop.of(h!.pointee.loop).writesThisTurn = 0 }
+        uv_unref(handlePointer(afterPoll))
+        // Prepare handles run newest first: this one, started before any
+        // other, runs last, after those that send queued commits and queue
+        // output (`BeforeSleep`).
+        uv_prepare_init(raw, runner)
+        uv_prepare_start(runner) { h in EventLoop.of(h!.pointee.loop).runDeferred() }
+        uv_unref(handlePointer(runner))
+        uv_idle_init(raw, awake)
+        uv_unref(handlePointer(awake))
+    }
+
+    private static func of(_ raw: UnsafeMutablePointer<uv_loop_t>?) -> EventLoop {
+        Unmanaged<EventLoop>.fromOpaque(raw!.pointee.data).takeUnretainedValue()
+    }
+
+    /// Runs `work` on a next loop turn, just before the poll (after every
+    /// `BeforeSleep`), in the order deferred, as many as the turn's writes
+    /// allow (`mayWrite`); the rest waits for the turn after. The loop does
+    /// not sleep while work is deferred: it only takes the I/O that is ready.
+    /// (A fan-out to thousands of terminals is so written a part per turn,
+    /// with the loop reading in between.)
+    public func deferToNextTurn(_ work: any DeferredWork) {
+        deferred.append(work)
+        guard uv_is_active(handlePointer(awake)) == 0 else { return }
+        uv_idle_start(awake) { _ in }
+    }
+
+    private func runDeferred() {
+        guard !deferred.isEmpty else { return }
+        var done = 0
+        while done < deferred.count && mayWrite {
+            let work = deferred[done]
+            done += 1
+            work.runDeferred()
+        }
+        deferred.removeFirst(done)
+        if deferred.isEmpty { uv_idle_stop(awake) }
     }
 
     public func run() { uv_run(raw, UV_RUN_DEFAULT) }
@@ -27,6 +85,11 @@ public final class EventLoop {
 
     /// The loop's cached clock, in milliseconds.
     public var now: UInt64 { uv_now(raw) }
+}
+
+/// Work put off to a next loop turn (`EventLoop.deferToNextTurn`).
+public protocol DeferredWork: AnyObject {
+    func runDeferred()
 }
 
 /// Wall clock in milliseconds since 1970 (event times).

@@ -78,7 +78,7 @@ public struct LoopError: Error, CustomStringConvertible {
 /// A connected TCP socket: reads are pushed to `onRead`, writes take shared bytes.
 public final class TCPStream {
     private let handle = allocateHandle(uv_tcp_t.self)
-    private let loop: EventLoop
+    public let loop: EventLoop
     var stream: UnsafeMutablePointer<uv_stream_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self) }
     public private(set) var isClosed = false
 
@@ -129,21 +129,56 @@ public final class TCPStream {
     /// Bytes handed to the kernel-bound queue but not yet written.
     public var pendingWriteBytes: Int { handleClosing ? 0 : Int(uv_stream_get_write_queue_size(stream)) }
 
-    /// Writes `chunks` in order; `done` runs when the write completes or fails.
-    public func write(_ chunks: [SharedBytes], done: ((Bool) -> Void)? = nil) {
-        guard !isClosed, !chunks.isEmpty else { done?(false); return }
-        let request = WriteRequest(chunks: chunks, done: done)
-        let req = allocateHandle(uv_write_t.self)
-        req.pointee.data = Unmanaged.passRetained(request).toOpaque()
-        let rc = uv_write(req, stream, request.buffers, UInt32(chunks.count)) { req, status in
-            let request = Unmanaged<WriteRequest>.fromOpaque(req!.pointee.data).takeRetainedValue()
-            free(req)
-            request.done?(status == 0)
-        }
-        if rc != 0 {
-            Unmanaged<WriteRequest>.fromOpaque(req.pointee.data).release()
-            free(req)
-            done?(false)
+    /// Runs when a write's queued rest (see `write`) is written, or failed:
+    /// `(bytes, ok)`, `bytes` being what `write` returned. Set once; it may
+    /// hold its owner strongly (no weak reference: those make every retain of
+    /// the owner take the runtime's slow path): it is dropped once the handle
+    /// is closed, after the last write callback.
+    public var onQueuedWritten: (Int, Bool) -> Void = { _, _ in }
+
+    /// Writes `chunks` in order. What the socket takes at once is written
+    /// now, with one `writev` and no allocation; only the rest (the socket's
+    /// buffer is full, or earlier writes are still queued) is handed to libuv,
+    /// holding the chunks it needs until `onQueuedWritten` reports it.
+    /// Returns the bytes queued: 0 means all of it was written now (or the
+    /// stream is closed, or the socket failed: the read side reports that).
+    public func write(_ chunks: [SharedBytes]) -> Int {
+        guard !isClosed, !chunks.isEmpty else { return 0 }
+        loop.writesThisTurn += 1
+        let n = chunks.count
+        return withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: n) { bufs -> Int in
+            var total = 0
+            for i in 0..<n {
+                let c = chunks[i]
+                bufs[i] = uv_buf_init(c.base.assumingMemoryBound(to: CChar.self), UInt32(c.count))
+                total += c.count
+            }
+            var written = Int(uv_try_write(stream, bufs.baseAddress, UInt32(n)))
+            if written == total { return 0 }
+            if written < 0 {
+                // UV_EAGAIN: nothing taken (the socket is full, or a queued write is ahead: order is kept).
+                guard written == Int(UV_EAGAIN.rawValue) else { return 0 }
+                written = 0
+            }
+            // Queue the rest, from the first chunk not written whole.
+            var first = 0
+            var skip = written
+            while skip >= chunks[first].count { skip -= chunks[first].count; first += 1 }
+            let request = WriteRequest(chunks: chunks[first...], skip: skip, bytes: total - written)
+            let req = allocateHandle(uv_write_t.self)
+            req.pointee.data = Unmanaged.passRetained(request).toOpaque()
+            let rc = uv_write(req, stream, request.buffers, UInt32(request.chunks.count)) { req, status in
+                let request = Unmanaged<WriteRequest>.fromOpaque(req!.pointee.data).takeRetainedValue()
+                let me = Unmanaged<TCPStream>.fromOpaque(req!.pointee.handle!.pointee.data).takeUnretainedValue()
+                free(req)
+                me.onQueuedWritten(request.bytes, status == 0)
+            }
+            if rc != 0 {
+                Unmanaged<WriteRequest>.fromOpaque(req.pointee.data).release()
+                free(req)
+                return 0
+            }
+            return total - written
         }
     }
 
@@ -177,7 +212,17 @@ public final class TCPStream {
     private func closeStreamHandle() {
         guard !handleClosing else { return }
         handleClosing = true
-        closeHandle(handle)
+        let h = handlePointer(handle)
+        if uv_is_closing(h) != 0 { return }
+        uv_close(h) { h in
+            guard let h else { return }
+            if let data = h.pointee.data {
+                let me = Unmanaged<TCPStream>.fromOpaque(data)
+                me.takeUnretainedValue().onQueuedWritten = { _, _ in }  // pending writes were cancelled before this
+                me.release()
+            }
+            free(h)
+        }
     }
 
     public var peer: String {
@@ -199,18 +244,21 @@ public final class TCPStream {
     }
 }
 
-/// Keeps the bytes of one write alive until libuv is done with them.
+/// Keeps the bytes of a write's queued rest alive until libuv is done with them.
 private final class WriteRequest {
-    let chunks: [SharedBytes]
+    let chunks: ArraySlice<SharedBytes>
     let buffers: UnsafeMutablePointer<uv_buf_t>
-    let done: ((Bool) -> Void)?
+    let bytes: Int
 
-    init(chunks: [SharedBytes], done: ((Bool) -> Void)?) {
+    /// `skip`: bytes of the first chunk already written.
+    init(chunks: ArraySlice<SharedBytes>, skip: Int, bytes: Int) {
         self.chunks = chunks
-        self.done = done
+        self.bytes = bytes
         buffers = .allocate(capacity: chunks.count)
+        var skip = skip
         for (i, c) in chunks.enumerated() {
-            buffers[i] = uv_buf_init(c.base.assumingMemoryBound(to: CChar.self), UInt32(c.count))
+            buffers[i] = uv_buf_init(c.base.advanced(by: skip).assumingMemoryBound(to: CChar.self), UInt32(c.count - skip))
+            skip = 0
         }
     }
 

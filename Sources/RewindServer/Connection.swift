@@ -40,17 +40,39 @@ protocol ReplyStream: AnyObject {
 /// or a connection over it for `--slow-timeout`, mean the terminal is too
 /// slow, and it is closed (`bye` `slow`).
 final class Connection {
-    let id: Int
+    // What a push and a flush touch come first, in one or two cache lines
+    // (stored properties are laid out in this order): a broadcast touches
+    // every subscriber's, and the rest of the object is hundreds of bytes.
+    // Only the loop's thread touches them: no dynamic exclusivity checks
+    // (`swift_beginAccess` on each access) on the broadcast path.
     let stream: TCPStream
     unowned let server: Server
+    /// What is written next, in order: everything queued ahead of a streamed reply.
+    @exclusivity(unchecked) private var output: [SharedBytes] = []
+    /// Queued, streamed (estimated) and handed to libuv but not yet written.
+    @exclusivity(unchecked) private(set) var outputBytes = 0
+    @exclusivity(unchecked) private(set) var isDirty = false
+    @exclusivity(unchecked) private(set) var isClosed = false
+    @exclusivity(unchecked) private var streamStarted = false
+    /// A streamed reply and everything queued behind it, moved to `output`
+    /// as it is produced (empty but while a large reply is being sent).
+    @exclusivity(unchecked) private var behind: [Outgoing] = []
+    // (Read for every subscriber on each event: `promptStateMayHaveChanged`.)
+    var user: (id: Int64, name: String)?
+    /// `--max-output-bytes`, read on each push.
+    private let maxOutputBytes: Int
+    @exclusivity(unchecked) private var writing = 0
+    /// Since when `outputBytes` has been past the bound (nil: it is not).
+    @exclusivity(unchecked) private(set) var overBoundSince: UInt64?
+
+    let id: Int
     var decoder: FrameDecoder
     let peer: String
     let connectedAt: UInt64
     /// When the last complete line arrived (the idle timer counts lines, not bytes).
     var lastHeard: UInt64
 
-    // Session
-    var user: (id: Int64, name: String)?
+    // Session (and `user`, above)
     var clientID: String?
     var openDocuments: Set<String> = []
     /// Documents with an `open` under way: requests sent right behind it
@@ -103,15 +125,7 @@ final class Connection {
         case bytes(SharedBytes)
         case stream(ReplyStream)
     }
-    private var output: [Outgoing] = []
-    /// Queued, streamed (estimated) and handed to libuv but not yet written.
-    private(set) var outputBytes = 0
-    private var writing = 0
-    /// Since when `outputBytes` has been past the bound (nil: it is not).
-    private(set) var overBoundSince: UInt64?
-    private var streamStarted = false
-    private(set) var isDirty = false
-    private(set) var isClosed = false
+    // (the output's state is at the top)
 
     static let sliceBytes = 256 << 10
 
@@ -119,6 +133,7 @@ final class Connection {
         self.id = id
         self.stream = stream
         self.server = server
+        maxOutputBytes = server.config.maxOutputBytes
         decoder = FrameDecoder(maxFrameBytes: server.config.limits.maxFrameBytes)
         peer = stream.peer
         connectedAt = server.loop.now
@@ -132,6 +147,8 @@ final class Connection {
     var address: String { peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer }
 
     func start() {
+        // Held strongly until the stream's handle is closed (see `onQueuedWritten`).
+        stream.onQueuedWritten = { [self] bytes, _ in written(bytes) }
         stream.startReading { [unowned self] data in
             guard let data else {
                 self.server.connectionEnded(self, reason: "closed by peer")
@@ -146,7 +163,7 @@ final class Connection {
 
     /// Frames may be dispatched now (see the type's comment).
     private var mayDispatch: Bool {
-        holds == 0 && outputBytes < server.config.maxOutputBytes && commitsInFlight < server.config.maxCommitsInFlight
+        holds == 0 && outputBytes < maxOutputBytes && commitsInFlight < server.config.maxCommitsInFlight
             && waitingForDocument < server.config.requestsPerTurn
     }
 
@@ -223,28 +240,33 @@ final class Connection {
 
     func reply(_ bytes: [UInt8]) {
         guard !isClosed else { return }
-        enqueue(.bytes(SharedBytes(bytes)), bytes.count)
+        enqueue(SharedBytes(bytes))
     }
 
     /// A reply produced in slices as the terminal reads it.
     func reply(streaming s: ReplyStream) {
         guard !isClosed else { return }
-        enqueue(.stream(s), s.remaining)
+        behind.append(.stream(s))
+        counted(s.remaining)
     }
 
     /// Queues a push; the same bytes object may go to many connections.
     func push(_ bytes: SharedBytes) {
         guard !isClosed else { return }
-        if outputBytes + bytes.count > 2 * server.config.maxOutputBytes {
-            return slow("more than \(2 * server.config.maxOutputBytes) bytes unread")
+        if outputBytes + bytes.count > 2 * maxOutputBytes {
+            return slow("more than \(2 * maxOutputBytes) bytes unread")
         }
-        enqueue(.bytes(bytes), bytes.count)
+        enqueue(bytes)
     }
 
-    private func enqueue(_ o: Outgoing, _ count: Int) {
-        output.append(o)
+    private func enqueue(_ b: SharedBytes) {
+        if behind.isEmpty { output.append(b) } else { behind.append(.bytes(b)) }
+        counted(b.count)
+    }
+
+    private func counted(_ count: Int) {
         outputBytes += count
-        if outputBytes >= server.config.maxOutputBytes && overBoundSince == nil { overBoundSince = server.loop.now }
+        if outputBytes >= maxOutputBytes && overBoundSince == nil { overBoundSince = server.loop.now }
         markDirty()
     }
 
@@ -260,47 +282,82 @@ final class Connection {
         }
     }
 
-    /// Hands everything queued to libuv in one write; a streamed reply adds
+    /// Writes everything queued with one `writev` (`TCPStream.write`: what
+    /// the socket does not take at once is queued in libuv); a streamed reply adds
     /// a slice only while less than `sliceBytes` are still being written.
-    func flush() {
+    ///
+    /// At most `EventLoop.writesPerTurn` connections are written per loop
+    /// turn: past it, or while others wait so (`budgeted`), the connection
+    /// stays dirty and is written on a next turn, in order
+    /// (`EventLoop.deferToNextTurn`), which the loop takes without sleeping.
+    /// A broadcast to thousands of terminals
+    /// is so written in parts, with the loop reading in between: events
+    /// committed meanwhile join the output of the terminals not yet written
+    /// (one write instead of two), and submits are not kept waiting for the
+    /// whole fan-out.
+    func flush(budgeted: Bool = true) {
+        guard hasOutput, !stream.isClosed else { isDirty = false; return }
+        if budgeted && (!stream.loop.mayWrite || stream.loop.hasDeferred) {
+            stream.loop.deferToNextTurn(self)  // still dirty: what is pushed meanwhile joins this write
+            return
+        }
         isDirty = false
-        guard !output.isEmpty, !stream.isClosed else { return }
-        var chunks: [SharedBytes] = []
         var bytes = 0
-        var taken = 0
-        scan: while taken < output.count {
-            switch output[taken] {
-            case let .bytes(b):
-                chunks.append(b)
-                bytes += b.count
-                taken += 1
-            case let .stream(s):
-                guard writing + bytes < Connection.sliceBytes else { break scan }  // more when this is read
-                let before = s.remaining
-                let slice = s.next(max: Connection.sliceBytes)
-                streamStarted = true
-                chunks.append(SharedBytes(slice))
-                bytes += slice.count
-                outputBytes += slice.count - (before - s.remaining)  // the estimate becomes real bytes
-                if s.isDone {
-                    outputBytes -= s.remaining
-                    streamStarted = false
+        for b in output { bytes += b.count }
+        if !behind.isEmpty {
+            var taken = 0
+            scan: while taken < behind.count {
+                switch behind[taken] {
+                case let .bytes(b):
+                    output.append(b)
+                    bytes += b.count
                     taken += 1
+                case let .stream(s):
+                    guard writing + bytes < Connection.sliceBytes else { break scan }  // more when this is read
+                    let before = s.remaining
+                    let slice = s.next(max: Connection.sliceBytes)
+                    streamStarted = true
+                    output.append(SharedBytes(slice))
+                    bytes += slice.count
+                    outputBytes += slice.count - (before - s.remaining)  // the estimate becomes real bytes
+                    if s.isDone {
+                        outputBytes -= s.remaining
+                        streamStarted = false
+                        taken += 1
+                    }
                 }
             }
+            behind.removeFirst(taken)
         }
-        output.removeFirst(taken)
-        guard !chunks.isEmpty else { return }
-        writing += bytes
-        stream.write(chunks) { [weak self] _ in self?.written(bytes) }
+        guard !output.isEmpty else { return }
+        let queued = stream.write(output)
+        // The array is kept for the next pushes (no allocation per flush), unless it grew large.
+        output.removeAll(keepingCapacity: output.capacity <= 16)
+        writing += queued
+        if queued < bytes { writtenNow(bytes - queued) }
     }
 
+    private var hasOutput: Bool { !output.isEmpty || !behind.isEmpty }
+
+    /// The socket took `bytes` at once (in `flush`, which runs just before
+    /// the loop sleeps): what a write completion does (`written`) runs on the
+    /// next loop turn, which the loop then takes without sleeping.
+    private func writtenNow(_ bytes: Int) {
+        outputBytes -= bytes
+        guard !isClosed else { return }
+        if outputBytes < maxOutputBytes { overBoundSince = nil }
+        guard hasOutput || !stream.isReading || decoder.bufferedBytes > 0 else { return }
+        if hasOutput { markDirty() }  // the rest of a streamed reply
+        server.continueNextTurn(self)  // pump, next turn
+    }
+
+    /// A write's queued rest is written (or failed).
     private func written(_ bytes: Int) {
         writing -= bytes
         outputBytes -= bytes
         guard !isClosed else { return }
-        if outputBytes < server.config.maxOutputBytes { overBoundSince = nil }
-        if !output.isEmpty { markDirty() }  // the rest of a streamed reply
+        if outputBytes < maxOutputBytes { overBoundSince = nil }
+        if hasOutput { markDirty() }  // the rest of a streamed reply
         if !stream.isReading || decoder.bufferedBytes > 0 { pump() }
     }
 
@@ -308,12 +365,13 @@ final class Connection {
     func close(reason: String, retry: Bool, message: String) {
         guard !isClosed else { return }
         // What is queued behind a reply still streaming is dropped; end its line so the bye is a line of its own.
-        if let i = output.firstIndex(where: { if case .stream = $0 { return true }; return false }) {
-            output.removeSubrange(i...)
-            if streamStarted { output.append(.bytes(SharedBytes([0x0A]))) }
+        // (`behind` is empty or starts with a reply streaming: `flush` moves what is ahead of it to `output`.)
+        if !behind.isEmpty {
+            behind = []
+            if streamStarted { output.append(SharedBytes([0x0A])) }
         }
-        output.append(.bytes(SharedBytes(Message.bye(reason: reason, retry: retry, message: message))))
-        flush()
+        output.append(SharedBytes(Message.bye(reason: reason, retry: retry, message: message)))
+        flush(budgeted: false)
         isClosed = true
         stream.close()
         server.connectionEnded(self, reason: reason)
@@ -327,6 +385,12 @@ final class Connection {
         guard !isClosed else { return }
         isClosed = true
         output = []
+        behind = []
         stream.close(now: true)
     }
+}
+
+extension Connection: DeferredWork {
+    /// A flush put off past the loop turn's writes (see `flush`).
+    func runDeferred() { flush(budgeted: false) }  // the loop counts the turn's writes
 }
