@@ -74,6 +74,8 @@ final class Connection {
 
     // Session (and `user`, above)
     var clientID: String?
+    /// Wall-clock time of its `hello` (ms): a take-over announced by another instance closes only older connections.
+    var helloAt: Int64 = 0
     var openDocuments: Set<String> = []
     /// Documents with an `open` under way: requests sent right behind it
     /// (pasted or pipelined) count them as open, and run after it.

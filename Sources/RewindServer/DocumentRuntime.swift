@@ -316,10 +316,11 @@ final class DocumentRuntime {
 
     /// A writer (another instance, this one, an operator's import) moved the head to `seq`.
     /// Notices may come late, coalesced or out of order: only "the log reaches at least `seq`" is taken from one.
+    /// A document nobody here has open does not follow (its next `open` reads the head anyway).
     func logMoved(to seq: Int64) {
         guard loadedOnce, !halted, seq > committed.seq else { return }
         noticedSeq = max(noticedSeq, seq)
-        followLog()
+        if !subscribers.isEmpty || opensInFlight > 0 { followLog() }
     }
 
     /// Notices may have been lost: read the head and catch up from it.

@@ -119,6 +119,7 @@ extension Server {
                 guard self.admitUser(c, user.id) else { return }
                 c.user = user
                 c.clientID = client
+                c.helloAt = wallClockMillis()
                 c.locale = Titles.locale(locale)
                 c.shakeToEdit = shakeToEdit
                 c.errorPrompts = errorPrompts
@@ -128,6 +129,7 @@ extension Server {
                     old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\"")
                 }
                 self.clients[key] = c
+                self.cluster.tookOver(user: user.id, client: client, at: c.helloAt)  // and on the other instances
                 self.logger.debug("hello", metadata: ["conn": "\(c.label)"])
                 c.reply(Message.reply(r.id, [
                     ("client", .string(client)), ("user", .string(user.name)), ("server", .string(self.serverName)),

@@ -89,6 +89,15 @@ final class Cluster {
             if let d = server.existingDocument(doc) { announceAll(d) }
             return
         }
+        if let user = o["took"]?.intValue, let client = o["client"]?.stringValue, let at = o["at"]?.intValue {
+            // A terminal reconnected elsewhere (after a failover, often while its old
+            // connection here is still half-open): the old one goes, as on one instance.
+            // Only an older one: notices of two quick reconnects may cross (hosts' clocks are assumed close).
+            if let old = server.clients["\(user)\u{1F}\(client)"], old.helloAt <= at {
+                old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\" (on another server instance)")
+            }
+            return
+        }
         guard let doc = o["doc"]?.stringValue, let d = server.existingDocument(doc), let t = o["t"]?.intValue,
               let user = o["user"]?.stringValue, let client = o["client"]?.stringValue
         else { return }
@@ -114,6 +123,12 @@ final class Cluster {
         let body = JSON.obj([("i", .int(Int64(instance))), ("doc", .string(d.id)), ("t", .int(Int64(c.id))), ("user", .string(user.name)),
                              ("client", .string(client)), ("node", p.node.map { .string($0.string) } ?? .null), ("selection", p.selection?.json)])
         enqueue(key: "\(d.id)\u{1F}\(c.id)", JSONWriter.string(body))
+    }
+
+    /// A connection here said `hello` as (`user`, `client`): one on another instance with the same pair is closed (`bye` `replaced`).
+    func tookOver(user: Int64, client: String, at: Int64) {
+        let body = JSON.obj([("i", .int(Int64(instance))), ("took", .int(user)), ("client", .string(client)), ("at", .int(at))])
+        enqueue(key: "took\u{1F}\(user)\u{1F}\(client)", JSONWriter.string(body))
     }
 
     /// A document was loaded here: ask the others who is where in it.

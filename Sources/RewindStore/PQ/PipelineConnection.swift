@@ -275,6 +275,10 @@ public final class PipelineConnection {
             guard PQconsumeInput(conn) == 1 else { lost(); return }
             drainNotifications(conn)
             drainResults()
+            // A notice behind a result in the same read is parsed only as the
+            // results are taken: without this it would wait for the next read
+            // (the next notice, or the keepalive 10 s later).
+            if let conn = self.conn { drainNotifications(conn) }
         }
     }
 
