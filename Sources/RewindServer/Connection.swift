@@ -67,7 +67,11 @@ final class Connection {
 
     let id: Int
     var decoder: FrameDecoder
-    let peer: String
+    /// "address:port" of the client: the socket's peer, or the client a
+    /// trusted load balancer's PROXY header names (`ProxyHeader`).
+    private(set) var peer: String
+    /// Bytes of a PROXY header still being read (nil: none expected, or read).
+    private var proxyPrefix: [UInt8]?
     let connectedAt: UInt64
     /// When the last complete line arrived (the idle timer counts lines, not bytes).
     var lastHeard: UInt64
@@ -156,9 +160,37 @@ final class Connection {
                 self.server.connectionEnded(self, reason: "closed by peer")
                 return
             }
+            if self.proxyPrefix != nil { return self.readProxyHeader(Array(data)) }
             self.decoder.append(data)
             self.pump()
         }
+    }
+
+    /// From a trusted load balancer: the connection's first bytes are a PROXY
+    /// header; admission (per address) waits for it (`Server.proxyHeaderRead`).
+    func expectProxyHeader() { proxyPrefix = [] }
+
+    private func readProxyHeader(_ data: [UInt8]) {
+        proxyPrefix! += data
+        switch ProxyHeader.parse(proxyPrefix!) {
+        case .needMore:
+            guard proxyPrefix!.count < ProxyHeader.maxLength else { return proxyHeaderFailed("PROXY header too long") }
+        case let .invalid(why):
+            proxyHeaderFailed(why)
+        case let .header(source, length):
+            let rest = Array(proxyPrefix![length...])
+            proxyPrefix = nil
+            if let source { peer = source }
+            guard server.proxyHeaderRead(self) else { return }
+            if !rest.isEmpty { decoder.append(rest) }
+            pump()
+        }
+    }
+
+    private func proxyHeaderFailed(_ why: String) {
+        proxyPrefix = nil
+        server.logger.warning("bad PROXY header from a trusted load balancer", metadata: ["peer": "\(peer)", "why": "\(why)"])
+        close(reason: "bad_frames", retry: false, message: "\(why) (this address must send a PROXY protocol header first: --proxy-protocol-from)")
     }
 
     // MARK: Input

@@ -136,10 +136,17 @@ public final class Server {
             c.close(reason: "rate_limited", retry: true, message: "server at its limit of \(connectionCap) connections")
             return
         }
-        guard admitHandshake(c) else { return }
+        if config.proxyProtocolFrom.contains(c.address) {
+            c.expectProxyHeader()  // admitted once the header names the client
+        } else {
+            guard admitHandshake(c) else { return }
+        }
         connections[c.id] = c
         c.start()
     }
+
+    /// A trusted balancer's PROXY header was read: the client it names is admitted (or not) now.
+    func proxyHeaderRead(_ c: Connection) -> Bool { admitHandshake(c) }
 
     /// Forgets a connection: its documents, its client id. Called once per connection.
     func connectionEnded(_ c: Connection, reason: String) {

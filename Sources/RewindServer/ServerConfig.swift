@@ -36,6 +36,9 @@ public struct ServerConfig: Sendable {
     public var maxConnectionsPerUser = 256
     /// Connections from one address that have not said `hello` yet.
     public var maxHandshakesPerAddress = 128
+    /// Peers (load balancers) whose connections start with a PROXY protocol
+    /// header naming the client: its address then counts for the per-address limits and logs.
+    public var proxyProtocolFrom: Set<String> = []
     /// Failed `hello`s per address: per second, and how many may come at once.
     public var failedHellosPerSecond: Double = 1
     public var failedHelloBurst: Double = 10

@@ -46,6 +46,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Connections from one address that have not said hello yet.")
     var maxHandshakesPerAddress: Int = 128
 
+    @Option(help: "Load balancers (IP addresses, comma-separated) whose connections begin with a PROXY protocol header (v1 or v2; HAProxy send-proxy-v2): the client's address it names counts for the per-address limits and logs. Connections from other addresses send none.")
+    var proxyProtocolFrom: String = ""
+
     @Option(help: "Requests per second per connection (token bucket; burst twice this); past it: rate_limited with retry_after_ms.")
     var requestsPerSecond: Int = 1_000
 
@@ -113,6 +116,7 @@ struct RewindServerCommand: ParsableCommand {
         config.slowTimeoutMs = UInt64(slowTimeout) * 1000
         config.maxConnectionsPerUser = maxConnectionsPerUser
         config.maxHandshakesPerAddress = maxHandshakesPerAddress
+        config.proxyProtocolFrom = Set(proxyProtocolFrom.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty })
         config.requestsPerSecond = Double(requestsPerSecond)
         config.requestBurst = 2 * Double(requestsPerSecond)
         config.typingWindowMs = typingWindow
@@ -139,6 +143,12 @@ struct RewindServerCommand: ParsableCommand {
         var host = String(s[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return host.isEmpty ? nil : (host, port)
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
     }
 }
 
