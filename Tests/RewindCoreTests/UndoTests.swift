@@ -141,23 +141,42 @@ final class UndoTests: XCTestCase {
         XCTAssertEqual(sim.doc.text("t"), ">[heXYllo]")
     }
 
-    func testTextRemovedByOthersIsAConflict() throws {
+    /// Issue 12: removing text someone else already removed takes nothing
+    /// from them, so it is no conflict (SPEC section 4 transforms text), as in Yjs and Loro.
+    func testUndoingAnInsertRemovesWhatIsLeftOfItWithoutAConflict() throws {
         var sim = UndoSim()
         try sim.edit(1, [.create(.text("t", ""), parent: "root", index: 0)], after: 1)
         try sim.edit(1, [.insert("t", pos: 0, text: Array("abcdef".unicodeScalars))], after: 10_000)
         try sim.edit(2, [.remove("t", pos: 2, len: 2)])
         XCTAssertEqual(sim.doc.text("t"), "abef")
-        XCTAssertThrowsError(try sim.undo(1, policy: .prompt)) { e in
-            let err = e as! RewindError
-            XCTAssertEqual(err.code, .conflict)
-            let c = err.details?.objectValue?["conflicts"]?.arrayValue?.first?.objectValue
-            XCTAssertEqual(c?["reason"], "removed")
-            XCTAssertEqual(c?["user"], "u2")
-        }
-        XCTAssertEqual(sim.doc.text("t"), "abef", "a prompted undo changes nothing")
-        let forced = try sim.undo(1, policy: .force)
+        let undone = try sim.undo(1, policy: .prompt)
+        XCTAssertEqual(sim.doc.text("t"), "", "what is left of the insert goes")
+        XCTAssertEqual(undone.conflicts, [])
+        let redone = try sim.redo(1, policy: .prompt)
+        XCTAssertEqual(sim.doc.text("t"), "abef", "redo brings back what the undo took, not what the other user removed")
+        XCTAssertEqual(redone.conflicts, [])
+    }
+
+    /// The scripted case of issue 12: A types "hello world", B removes "world", A undoes.
+    func testUndoOfTypingAfterAnotherRemovedPartOfItMatchesYjsAndLoro() throws {
+        var sim = UndoSim()
+        try sim.edit(2, [.create(.text("t", ""), parent: "root", index: 0)], after: 1)
+        try sim.edit(1, [.insert("t", pos: 0, text: Array("hello world".unicodeScalars))], after: 10_000)
+        try sim.edit(2, [.remove("t", pos: 6, len: 5)], after: 10_000)
+        XCTAssertEqual(sim.doc.text("t"), "hello ")
+        XCTAssertEqual(try sim.undo(1, policy: .prompt).conflicts, [])
         XCTAssertEqual(sim.doc.text("t"), "")
-        XCTAssertEqual(forced.conflicts.count, 1)
+    }
+
+    func testReinsertingTextIntoANodeThatIsGoneIsStillAConflict() throws {
+        var sim = UndoSim()
+        try sim.edit(2, [.create(.text("t", "abc"), parent: "root", index: 0)], after: 1)
+        try sim.edit(1, [.remove("t", pos: 0, len: 3)], after: 10_000)
+        try sim.edit(2, [.delete("t")], after: 10_000)
+        XCTAssertThrowsError(try sim.undo(1, policy: .prompt)) { e in
+            let c = (e as! RewindError).details?.objectValue?["conflicts"]?.arrayValue?.first?.objectValue
+            XCTAssertEqual(c?["reason"], "deleted")
+        }
     }
 
     // MARK: Conflict policies
@@ -314,6 +333,72 @@ final class UndoTests: XCTestCase {
         XCTAssertEqual(r.selection, Selection(node: "t", start: 14, end: 14))
         let u2 = try sim.undo(1)
         XCTAssertEqual(u2.selection, u.selection)
+    }
+
+    // Issue 12: the selection an undo hands back is the one the terminal had,
+    // moved only through others' later edits.
+
+    func testUndoOfDeletingASelectedRangeGivesTheRangeBack() throws {
+        var sim = UndoSim()
+        try sim.edit(2, [.create(.text("t", "hello"), parent: "root", index: 0)], after: 1)
+        let range = Selection(node: "t", start: 1, end: 4)
+        try sim.edit(1, [.remove("t", pos: 1, len: 3)], after: 10_000, selection: range)
+        XCTAssertEqual(sim.doc.text("t"), "ho")
+        let u = try sim.undo(1)
+        XCTAssertEqual(sim.doc.text("t"), "hello")
+        XCTAssertEqual(u.selection, range, "the range, not a caret")
+        let r = try sim.redo(1)
+        XCTAssertEqual(r.selection, Selection(node: "t", start: 1, end: 1), "after the delete: the caret where the text was")
+        XCTAssertEqual(try sim.undo(1).selection, range, "undo, redo, undo: the same selection")
+    }
+
+    func testUndoOfTypingPutsTheCaretBack() throws {
+        var sim = UndoSim()
+        try sim.edit(2, [.create(.text("t", "ab"), parent: "root", index: 0)], after: 1)
+        try sim.edit(1, [.insert("t", pos: 1, text: ["x"])], after: 10_000, selection: Selection(node: "t", start: 1, end: 1))
+        try sim.edit(1, [.insert("t", pos: 2, text: ["y"])], after: 100, selection: Selection(node: "t", start: 2, end: 2))
+        XCTAssertEqual(sim.doc.text("t"), "axyb")
+        let u = try sim.undo(1)
+        XCTAssertEqual(sim.doc.text("t"), "ab")
+        XCTAssertEqual(u.selection, Selection(node: "t", start: 1, end: 1))
+    }
+
+    func testAnotherUsersEditBeforeTheRangeMovesTheRestoredSelectionByItsLength() throws {
+        var sim = UndoSim()
+        try sim.edit(2, [.create(.text("t", "hello"), parent: "root", index: 0)], after: 1)
+        try sim.edit(1, [.remove("t", pos: 1, len: 3)], after: 10_000, selection: Selection(node: "t", start: 1, end: 4))
+        try sim.edit(2, [.insert("t", pos: 0, text: Array("XY".unicodeScalars))], after: 10_000)
+        try sim.edit(2, [.insert("t", pos: 4, text: ["!"])], after: 10_000)  // after the range: does not move it
+        XCTAssertEqual(sim.doc.text("t"), "XYho!")
+        let u = try sim.undo(1)
+        XCTAssertEqual(sim.doc.text("t"), "XYhello!")
+        XCTAssertEqual(u.selection, Selection(node: "t", start: 3, end: 6), "moved by the 2 characters inserted before it, not by the one after")
+        let r = try sim.redo(1)
+        XCTAssertEqual(sim.doc.text("t"), "XYho!")
+        XCTAssertEqual(r.selection, Selection(node: "t", start: 3, end: 3))
+        XCTAssertEqual(try sim.undo(1).selection, u.selection)
+    }
+
+    /// Property: with nobody else editing, undo hands back exactly the
+    /// selection sent with the group's first edit, whatever the edit.
+    func testUndoRestoresTheSentSelectionExactlyWhenNobodyElseEdited() throws {
+        var rng = SeededRandom(seed: 12)
+        for round in 0..<300 {
+            var sim = UndoSim()
+            let start = String(repeating: "abcdefgh", count: 2)
+            try sim.edit(2, [.create(.text("t", start), parent: "root", index: 0)], after: 1)
+            let a = Int(rng.next() % UInt64(start.count + 1)), b = Int(rng.next() % UInt64(start.count + 1))
+            let sel = Selection(node: "t", start: min(a, b), end: max(a, b))
+            let op: Op = sel.start == sel.end || rng.next() % 3 == 0
+                ? .insert("t", pos: sel.start, text: Array("XYZ".unicodeScalars))
+                : .remove("t", pos: sel.start, len: sel.end - sel.start)
+            try sim.edit(1, [op], after: 10_000, selection: sel)
+            let u = try sim.undo(1)
+            XCTAssertEqual(sim.doc.text("t"), start)
+            XCTAssertEqual(u.selection, sel, "round \(round): \(op)")
+            _ = try sim.redo(1)
+            XCTAssertEqual(try sim.undo(1).selection, sel, "round \(round), after a redo: \(op)")
+        }
     }
 
     func testARetriedUndoWithTheSameTxAppendsNothing() throws {

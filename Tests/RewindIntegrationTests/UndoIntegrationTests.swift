@@ -21,6 +21,40 @@ final class UndoIntegrationTests: XCTestCase {
         XCTAssertEqual(r["ok"], true, JSONWriter.string(.object(r)), file: file, line: line)
     }
 
+    /// Issue 12, as a new user tried it: select "ell" in "hello", delete it
+    /// (the selection sent with the submit), undo: the reply hands the range back.
+    func testUndoOfADeletedSelectionRepliesWithThatSelection() throws {
+        let f = try Fixture()
+        ok(try f.alice.request("open", [("doc", "d")]))
+        try f.alice.submit("d", tx: "1", base: 0, [["op": "create", "node": "t1", "parent": "root", "index": 0, "kind": "text",
+                                                    "focusable": true, "text": "hello"]])
+        let range: JSON = ["node": "t1", "start": 1, "end": 4]
+        let del = try f.alice.request("submit", [("doc", "d"), ("tx", "2"), ("base", 1),
+                                                  ("ops", [["op": "remove", "node": "t1", "pos": 1, "len": 3]]), ("selection", range)])
+        ok(del)
+        let undo = try f.alice.request("undo", [("doc", "d")])
+        ok(undo)
+        XCTAssertEqual(undo["selection"], range, "the range the user had, not a caret")
+        XCTAssertEqual(node(try stateOf(f.alice), "t1")?["text"], "hello")
+        let redo = try f.alice.request("redo", [("doc", "d")])
+        XCTAssertEqual(redo["selection"], ["node": "t1", "start": 1, "end": 1])
+        XCTAssertEqual(try f.alice.request("undo", [("doc", "d")])["selection"], range)
+    }
+
+    /// Issue 12's two-user script: alice types "hello world", bob removes
+    /// "world", alice undoes: no conflict, what is left of her typing goes (as in Yjs and Loro).
+    func testUndoOfTypingPartlyRemovedByAnotherIsNoConflict() throws {
+        let f = try Fixture()
+        let bob = try f.terminal("bob")
+        ok(try f.alice.request("open", [("doc", "d")]))
+        try f.alice.submit("d", tx: "1", base: 0, [["op": "create", "node": "t", "parent": "root", "index": 0, "kind": "text", "text": ""]])
+        try f.alice.submit("d", tx: "2", base: 1, [["op": "insert", "node": "t", "pos": 0, "text": "hello world"]])
+        try bob.submit("d", tx: "b1", base: 2, [["op": "remove", "node": "t", "pos": 6, "len": 5]])
+        let undo = try f.alice.request("undo", [("doc", "d")])
+        ok(undo)
+        XCTAssertEqual(node(try stateOf(f.alice), "t")?["text"], "")
+    }
+
     /// Two terminals of one user: A drags the box inside a group while B
     /// types; undo takes back the drag and the typing as two separate groups.
     func testTwoTerminalsOfOneUserUndoAsSeparateGroups() throws {

@@ -76,21 +76,40 @@ extension DocumentLedger {
                             skipped: revert.skipped, conflicts: revert.conflicts)
     }
 
-    /// The selection before the group (for undo) or after it (for redo), moved
-    /// through the text edits made since in its node.
+    /// The selection before the group (for undo) or after it (for redo), as
+    /// the terminal had it — moved only through the text edits *others* made
+    /// in its node since, never through the group's own edits or its earlier
+    /// undos and redos (a range the group deleted would collapse to a caret).
+    ///
+    /// The selection is in the coordinates of the text before the group (undo)
+    /// or after it (redo); a later edit is in those of the text it was made
+    /// on. `back` holds the text ops that take the text at each step back to
+    /// the selection's coordinates (the group's own changes, reverted); each
+    /// later edit by others is transformed through them before it moves the
+    /// selection, and they through it.
     func restoredSelection(_ g: UndoHistory.Group, kind: EventKind) -> Selection? {
         let undo = kind == .undo
         guard var s = undo ? g.selectionBefore : g.selectionAfter else { return nil }
         let from = undo ? (g.edits.first ?? 1) - 1 : g.lastEdit
+        var ours = Set(g.edits)
+        var back: [Op] = []
         for v in history.touches(of: s.node, after: from) {
-            for op in history.logged(v)!.ops where op.node == s.node && op.isText {
-                s = s.mapped(through: op, gravity: undo ? .left : .right)
+            guard let e = history.logged(v) else { continue }
+            let inNode = { (ops: [Op]) in ops.filter { $0.node == s.node && $0.isText } }
+            if ours.contains(v) || (!e.reverted.isEmpty && e.reverted.allSatisfy(ours.contains)) {
+                ours.insert(v)  // the group's edit, or its undo or redo (this one included)
+                back = inNode(e.inverse) + back
+                continue
             }
+            let others = inNode(e.ops)
+            guard !others.isEmpty else { continue }
+            let (backAfter, othersHere) = back.isEmpty ? ([], others) : TextTransform.transform(back, others)
+            back = backAfter
+            for op in othersHere { s = s.mapped(through: op, gravity: undo ? .left : .right) }
         }
         return s
     }
 
-    /// A new mark at the head, recorded; the caller stores it.
     public mutating func mark(_ kind: GroupMark.Kind, userID: Int64, client: String, group: String? = nil, scope: Key? = nil,
                               action: String? = nil, selection: Selection? = nil, tx: String? = nil, id: String,
                               time: Int64) -> GroupMark

@@ -18,7 +18,8 @@ public struct Conflict: Sendable, Equatable {
         case deleted
         /// Someone else moved the node since.
         case moved
-        /// Someone else removed (some of) the text since.
+        /// Someone else removed (some of) the text since. No longer raised:
+        /// text is transformed (kept so that older logs' details still decode).
         case removed
         /// Someone else changed the node (or created inside it) since.
         case changed
@@ -76,13 +77,11 @@ extension UndoHistory {
                 if op.isText && !later.isEmpty {
                     (transformed, laterAfter) = TextTransform.transform([op], later)
                 }
-                var conflictHere = conflict
-                if conflictHere == nil, case let .remove(_, _, len) = op {
-                    let kept = transformed.reduce(0) { if case let .remove(_, _, l) = $1 { return $0 + l }; return $0 }
-                    if kept < len, let by = newestOther(laterVersions, user: user, where: { $0.node == op.node && $0.isRemove }) {
-                        conflictHere = Conflict(op: op, reason: .removed, user: by.user, version: by.version)
-                    }
-                }
+                // Text is transformed through later text ops, never a conflict
+                // (SPEC section 4): undoing an insert removes what is left of it
+                // (what someone else removed already is not taken from them), as
+                // Yjs and Loro do. Re-inserting into a node that is gone is one (`gone`).
+                let conflictHere = conflict
                 if let c = conflictHere {
                     r.conflicts.append(c)
                     if policy != .force {
