@@ -88,6 +88,8 @@ final class Connection {
     var locale = "en"
     /// Per document: the explicit undo group this terminal holds open.
     var groups: [String: TerminalGroup] = [:]
+    /// The history this terminal is scrubbing through (one document at a time; `Scrub.swift`).
+    var scrub: ScrubSession?
     /// Per document: the last `prompt_state` pushed, to push only changes.
     var promptStates: [String: Server.PromptStateView] = [:]
     /// What this terminal is shown, per level (ids of `Server.prompts`).

@@ -82,6 +82,7 @@ extension Server {
             if try dispatchFocus(r, c) { return }
             if try dispatchChain(r, c) { return }
             if try dispatchPrompts(r, c) { return }
+            if try dispatchScrub(r, c) { return }
             throw .badRequest("unknown request type \"\(r.type)\"", details: ["type": .string(r.type)])
         }
     }

@@ -166,6 +166,7 @@ public final class Server {
     /// closes, its prompts about it are cancelled, its presence goes.
     func leaveDocument(_ c: Connection, _ doc: String, cancellingPrompts: Bool = true) {
         guard c.openDocuments.remove(doc) != nil else { return }
+        if c.scrub?.doc == doc { c.scrub = nil }  // a close or a disconnect cancels a scrub
         if c.user != nil { closeTerminalGroup(c, doc: doc) }
         if cancellingPrompts { cancelPrompts(of: c, doc: doc) }
         c.promptStates[doc] = nil

@@ -64,6 +64,8 @@ public struct DocumentLedger: Sendable {
         public var typingWindow: Int64 = 500
         /// The server instance serving the terminal (recorded with edits in an explicit group).
         public var instance: Int64?
+        /// `edit`, or `restore` (Restore Version: its own undo group, never coalesced).
+        public var kind: EventKind = .edit
 
         public init(tx: String, base: Int64, ops: [Op], action: String?, userID: Int64, userName: String,
                     client: String, eventID: String, time: Int64, openGroup: String? = nil, selection: Selection? = nil)
@@ -122,11 +124,11 @@ public struct DocumentLedger: Sendable {
         } catch let e where e.code == .notFound && s.base < version {
             throw RewindError(.conflict, "\(e.message) (changed by a concurrent transaction since version \(s.base))", details: e.details)
         }
-        let group = s.openGroup ?? coalescingGroup(s, ops: applied.ops, scope: scope) ?? s.eventID
+        let group = s.kind == .restore ? s.eventID : s.openGroup ?? coalescingGroup(s, ops: applied.ops, scope: scope) ?? s.eventID
         let meta = EventMeta(scope: scope, open: s.openGroup != nil, selection: selection,
                              instance: s.openGroup != nil ? s.instance : nil)
         let event = Event(doc: doc, version: version + 1, id: s.eventID, tx: s.tx, txDigest: digest, userID: s.userID,
-                          userName: s.userName, client: s.client, group: group, kind: .edit, action: s.action ?? s.groupAction,
+                          userName: s.userName, client: s.client, group: group, kind: s.kind == .restore ? .restore : .edit, action: s.action ?? s.groupAction,
                           base: s.base, ops: applied.ops, inverse: applied.inverse, refers: nil, time: s.time, meta: meta)
         record(event)
         var sealed = event

@@ -1,0 +1,156 @@
+import RewindCore
+import RewindStore
+
+/// A terminal scrubbing through a document's history (SPEC section 8,
+/// PROTOCOL.md "Quick actions and previews"): a private state at a version,
+/// moved event by event from wherever the last step left it — forward
+/// through events' ops, backward through their exact inverses — so a step
+/// costs the events between two positions of the finger, not a replay.
+final class ScrubSession {
+    let doc: String
+    /// The head when the scrub began: progress 1 is this version, and a commit
+    /// is computed against this state (then rebased, as a late submit is).
+    let baseVersion: Int64
+    let baseDocument: Document
+    private(set) var version: Int64
+    private(set) var document: Document
+    /// Ops and inverses of events read so far, by version.
+    private var changes: [Int64: (ops: [Op], inverse: [Op])] = [:]
+
+    init(doc: String, head: DocumentLedger) {
+        self.doc = doc
+        baseVersion = head.version
+        baseDocument = head.document
+        version = head.version
+        document = head.document
+    }
+
+    /// Versions between here and `target` whose changes are not held yet.
+    func missing(to target: Int64) -> ClosedRange<Int64>? {
+        let lo = min(version, target) + 1, hi = max(version, target)
+        guard lo <= hi else { return nil }
+        let need = (lo...hi).filter { changes[$0] == nil }
+        guard let first = need.first, let last = need.last else { return nil }
+        return first...last
+    }
+
+    func hold(_ v: Int64, ops: [Op], inverse: [Op]) { changes[v] = (ops, inverse) }
+
+    /// Moves the private state to `target`; every change it crosses must be held.
+    func move(to target: Int64) throws(RewindError) {
+        while version > target {
+            guard let c = changes[version] else { throw RewindError(.internal, "scrub: event \(version) not read") }
+            _ = try document.apply(c.inverse, limits: .unbounded)
+            version -= 1
+        }
+        while version < target {
+            guard let c = changes[version + 1] else { throw RewindError(.internal, "scrub: event \(version + 1) not read") }
+            _ = try document.apply(c.ops, limits: .unbounded)
+            version += 1
+        }
+    }
+}
+
+extension Server {
+    func dispatchScrub(_ r: Request, _ c: Connection) throws(RewindError) -> Bool {
+        switch r.type {
+        case "scrub": try scrub(r, c)
+        case "scrub_commit": try scrubCommit(r, c)
+        case "scrub_cancel": try scrubCancel(r, c)
+        default: return false
+        }
+        return true
+    }
+
+    private func scrub(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        guard let progress = r.body["progress"]?.doubleValue, progress.isFinite, (0...1).contains(progress) else {
+            throw .badRequest("scrub: `progress` must be a number from 0 to 1")
+        }
+        whenOpen(c, d) { [self] error in
+            if let error { return c.fail(r, error) }
+            if c.scrub?.doc != d.id { c.scrub = ScrubSession(doc: d.id, head: d.committed) }  // one document at a time
+            let session = c.scrub!
+            let target = Int64((progress * Double(session.baseVersion)).rounded())
+            self.readChanges(session, d, to: target, c) { error in
+                guard !c.isClosed, c.scrub === session else { return c.fail(r, .badRequest("scrub: the scrub was cancelled")) }
+                do throws(RewindError) {
+                    if let error { throw error }
+                    try session.move(to: target)
+                    c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(target)), ("state", session.document.json)]))
+                } catch { c.fail(r, error) }
+            }
+        }
+    }
+
+    /// Makes sure `session` holds every event between its position and `target`:
+    /// from the ledger's memory where it has them, else from the log (the
+    /// connection's later requests wait meanwhile, so they keep their order).
+    private func readChanges(_ session: ScrubSession, _ d: DocumentRuntime, to target: Int64, _ c: Connection,
+                             _ done: @escaping (RewindError?) -> Void)
+    {
+        guard let range = session.missing(to: target) else { return done(nil) }
+        let h = d.committed.history
+        var fromLog: ClosedRange<Int64>? = range
+        for v in range.reversed() {
+            guard let logged = h.logged(v) else { break }
+            session.hold(v, ops: logged.ops, inverse: logged.inverse)
+            fromLog = range.lowerBound <= v - 1 ? range.lowerBound...(v - 1) : nil
+        }
+        guard let need = fromLog else { return done(nil) }
+        c.hold()
+        store.events(doc: d.id, after: need.lowerBound - 1, to: need.upperBound, limit: Int(need.count)) { result in
+            defer { c.release() }
+            switch result {
+            case let .failure(e): done(e)
+            case let .success(events):
+                for e in events { session.hold(e.version, ops: e.ops, inverse: e.inverse) }
+                done(events.count == need.count ? nil : RewindError(.internal, "scrub: the log of \(d.id) holds \(events.count) of \(need.count) events asked for"))
+            }
+        }
+    }
+
+    /// Appends one `restore` event whose ops turn the state the scrub began
+    /// on into the scrubbed state (rebased through what others did since, as a
+    /// late submit is): one undo group, "Restore Version".
+    private func scrubCommit(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes) ?? UUID.random()
+        whenOpen(c, d) { [self] error in
+            if let error { return c.fail(r, error) }
+            guard let session = c.scrub, session.doc == d.id else {
+                return c.fail(r, .badRequest("scrub_commit: no scrub of \"\(d.id)\" under way (send scrub first)"))
+            }
+            c.scrub = nil
+            let ops = DocumentDiff.ops(from: session.baseDocument, to: session.document)
+            guard !ops.isEmpty else {
+                return c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.current.version)), ("restored", .bool(false))]))
+            }
+            var s = self.submission(c, doc: d.id, tx: tx, base: session.baseVersion, ops: ops, action: Titles.ServerAction.restore, selection: nil)
+            s.kind = .restore
+            s.openGroup = nil
+            s.groupAction = nil
+            s.selection = nil
+            c.commitsInFlight += 1
+            d.run(.init(command: .submit(s), replies: [{ result in
+                c.commitAnswered()
+                switch result {
+                case let .success(.version(v)):
+                    c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(v)), ("restored", .bool(true)),
+                                                 ("from", .int(session.version))]))
+                case .success: c.fail(r, RewindError(.internal, "scrub_commit answered with something other than a version"))
+                case let .failure(e): c.fail(r, e)
+                }
+            }]))
+        }
+    }
+
+    private func scrubCancel(_ r: Request, _ c: Connection) throws(RewindError) {
+        let d = try openDocument(r, c)
+        whenOpen(c, d) { error in
+            if let error { return c.fail(r, error) }
+            if c.scrub?.doc == d.id { c.scrub = nil }
+            c.reply(Message.reply(r.id, [("doc", .string(d.id))]))
+        }
+    }
+}
