@@ -186,8 +186,10 @@ public final class Server {
 
     func clientKey(_ c: Connection) -> String? {
         guard let u = c.user, let client = c.clientID else { return nil }
-        return "\(u.id)\u{1F}\(client)"
+        return Self.clientKey(user: u.id, client: client)
     }
+
+    static func clientKey(user: Int64, client: String) -> String { "\(user)\u{1F}\(client)" }
 
     /// `c` used its share of this turn: it goes on at the next, after the others.
     func continueNextTurn(_ c: Connection) {

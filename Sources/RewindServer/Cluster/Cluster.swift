@@ -35,6 +35,12 @@ final class Cluster {
     private var flusher: BeforeSleep?
     let sweepEvery: UInt64 = 10_000
     private var lastSweep: UInt64 = 0
+    /// Another instance is alive (as of the last liveness read, or it spoke
+    /// since). Alone, this instance sends nothing: a presence change would
+    /// otherwise cost a NOTIFY that only comes back to itself. An instance that
+    /// starts reads the live set at once, and speaks (`ask`, `took`) before it
+    /// needs an answer, so the others learn of it without waiting for a sweep.
+    private var othersAlive = false
 
     init(server: Server, instance: Int32) {
         self.server = server
@@ -73,10 +79,27 @@ final class Cluster {
     /// Listening (re)started: whatever was announced meanwhile is read again.
     func listening() {
         server.access.resync()
-        for d in server.loadedDocuments {
-            d.logMayHaveMoved()
-            ask(d)
-            announceAll(d)
+        for d in server.loadedDocuments { d.logMayHaveMoved() }
+        readLiveness { [self] in
+            for d in self.server.loadedDocuments {
+                self.ask(d)
+                self.announceAll(d)
+            }
+        }
+    }
+
+    /// Reads the live set: whether this instance is alone, and which remote presence is gone.
+    private func readLiveness(then: @escaping () -> Void = {}) {
+        server.notifications.liveInstances { [self] result in
+            guard case let .success(live) = result else { return }
+            self.othersAlive = live.contains { $0 != self.instance }
+            for d in self.server.loadedDocuments where !d.remotePresence.isEmpty {
+                for (key, r) in d.remotePresence where !live.contains(r.instance) {
+                    d.remotePresence[key] = nil
+                    self.push(Presence(), of: (r.user, r.client), in: d)
+                }
+            }
+            then()
         }
     }
 
@@ -85,6 +108,7 @@ final class Cluster {
             return server.logger.warning("malformed rewind_presence notice", metadata: ["payload": "\(payload.prefix(200))"])
         }
         guard from != Int64(instance) else { return }  // our own, heard back
+        othersAlive = true
         if let doc = o["ask"]?.stringValue {
             if let d = server.existingDocument(doc) { announceAll(d) }
             return
@@ -93,7 +117,7 @@ final class Cluster {
             // A terminal reconnected elsewhere (after a failover, often while its old
             // connection here is still half-open): the old one goes, as on one instance.
             // Only an older one: notices of two quick reconnects may cross (hosts' clocks are assumed close).
-            if let old = server.clients["\(user)\u{1F}\(client)"], old.helloAt <= at {
+            if let old = server.clients[Server.clientKey(user: user, client: client)], old.helloAt <= at {
                 old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\" (on another server instance)")
             }
             return
@@ -143,6 +167,7 @@ final class Cluster {
     }
 
     private func enqueue(key: String, _ payload: String) {
+        guard othersAlive else { return }
         // A doc id and a selection are small; far below NOTIFY's 8000 bytes.
         if outbox.updateValue(payload, forKey: key) == nil { outboxOrder.append(key) }
     }
@@ -157,25 +182,14 @@ final class Cluster {
 
     // MARK: Liveness
 
-    /// Called from the server's sweep (every second); acts every `sweepEvery` ms.
+    /// Called from the server's sweep (every second); acts every `sweepEvery` ms:
+    /// reads the live set (one small query), drops presence of instances that
+    /// are gone, and closes groups open in the log that no live terminal holds.
     func sweep(now: UInt64) {
         guard now - lastSweep >= sweepEvery, server.notifications.isListening else { return }
         lastSweep = now
-        let docs = server.loadedDocuments
-        let withRemote = docs.filter { !$0.remotePresence.isEmpty }
-        let withForeignGroups = docs.filter(\.holdsGroupsOfOthers)
-        guard !withRemote.isEmpty || !withForeignGroups.isEmpty else { return }
-        server.notifications.liveInstances { [self] result in
-            guard case let .success(live) = result else { return }
-            for d in withRemote where self.server.existingDocument(d.id) === d {
-                for (key, r) in d.remotePresence where !live.contains(r.instance) {
-                    d.remotePresence[key] = nil
-                    self.push(Presence(), of: (r.user, r.client), in: d)
-                }
-            }
-            for d in withForeignGroups where self.server.existingDocument(d.id) === d {
-                d.closeOrphanedGroups(firstLoad: false)
-            }
+        readLiveness { [self] in
+            for d in self.server.loadedDocuments where d.holdsGroupsOfOthers { d.closeOrphanedGroups(firstLoad: false) }
         }
     }
 }
