@@ -125,4 +125,12 @@ public struct Document: Sendable, Equatable {
     public var json: JSON {
         .obj([("nodes", .object(JSONObject(nodes.keys.sorted().map { (key: $0.string, value: nodes[$0]!.json) })))])
     }
+
+    /// `{"root", "nodes"}` with only the subtree at `id` (a preview of one node),
+    /// nodes in byte order of their ids; nil when there is no such node.
+    public func subtreeJSON(_ id: Key) -> JSON? {
+        guard nodes[id] != nil else { return nil }
+        let ids = subtreeIDs(id).sorted()
+        return .obj([("root", .string(id.string)), ("nodes", .object(JSONObject(ids.map { (key: $0.string, value: nodes[$0]!.json) })))])
+    }
 }

@@ -14,6 +14,15 @@ extension DocumentLedger {
               ("users", .array(userNames.keys.sorted().map { .obj([("id", .int($0)), ("name", .string(userNames[$0]!))]) }))])
     }
 
+    /// The version and document of a snapshot, without its history: what a
+    /// read-only view of an old version (a preview, a scrub) starts from.
+    public static func snapshotDocument(_ snapshot: JSON) throws(RewindError) -> (version: Int64, document: Document) {
+        guard let o = snapshot.objectValue, let v = o["version"]?.intValue, let d = o["document"] else {
+            throw RewindError(.internal, "snapshot without version or document")
+        }
+        return (v, try Document(json: d))
+    }
+
     /// Drops undo bookkeeping no group can reach any more (see `UndoHistory.compact`).
     public mutating func compactHistory() { history.compact(head: version) }
 
