@@ -345,7 +345,7 @@ public final class EventStore {
         }
     }
 
-    private func query(_ s: PipelineConnection.Statement, _ done: @escaping (Result<Rows, RewindError>) -> Void) {
+    func query(_ s: PipelineConnection.Statement, _ done: @escaping (Result<Rows, RewindError>) -> Void) {
         connection.send([s]) { result in
             switch result {
             case let .failure(e): done(.failure(e))

@@ -1,0 +1,34 @@
+import RewindCore
+
+/// The documents a user edited most recently, for quick actions: read from
+/// `document_editors` (kept by a trigger on the log, schema/010), so a `hello`
+/// costs one indexed query, not a scan of the log. Documents the user can no
+/// longer read are left out.
+extension EventStore {
+    static let recentDocumentsSQL = """
+        SELECT e.doc, d.title, o.user_id, u.name
+        FROM document_editors e
+        JOIN documents d ON d.id = e.doc
+        LEFT JOIN LATERAL (
+            SELECT x.user_id FROM document_editors x
+            WHERE x.doc = e.doc AND x.user_id <> e.user_id ORDER BY x.last_edit DESC LIMIT 1
+        ) o ON true
+        LEFT JOIN users u ON u.id = o.user_id
+        WHERE e.user_id = $1
+          AND (d.owner = $1 OR EXISTS (SELECT 1 FROM access a WHERE a.doc = e.doc AND a.user_id = $1))
+        ORDER BY e.last_edit DESC, e.doc
+        LIMIT $2
+        """
+
+    public func recentDocuments(user: Int64, limit: Int, _ done: @escaping (Result<[RecentDocument], RewindError>) -> Void) {
+        query(.init(Self.recentDocumentsSQL, [String(user), String(limit)])) { result in
+            done(result.map { rows in
+                (0..<rows.count).compactMap { i in
+                    guard let doc = rows[i, 0] else { return nil }
+                    let other = rows.int(i, 2).flatMap { id in rows[i, 3].map { (id: id, name: $0) } }
+                    return RecentDocument(doc: doc, title: rows[i, 1], lastOtherEditor: other)
+                }
+            })
+        }
+    }
+}
