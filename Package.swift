@@ -35,7 +35,7 @@ let package = Package(
         ]),
 
         .executableTarget(name: "rewind-server", dependencies: [
-            "RewindServer", "RewindStore",
+            "RewindServer", "RewindStore", "RewindCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -90,6 +90,8 @@ final class Connection {
     var groups: [String: TerminalGroup] = [:]
     /// The history this terminal is scrubbing through (one document at a time; `Scrub.swift`).
     var scrub: ScrubSession?
+    /// Peeked documents `pop` and `preview_action` may act on (`QuickActions/Previews.swift`).
+    var previews = PreviewShelf()
     /// Per document: the last `prompt_state` pushed, to push only changes.
     var promptStates: [String: Server.PromptStateView] = [:]
     /// What this terminal is shown, per level (ids of `Server.prompts`).
@@ -267,7 +269,7 @@ final class Connection {
     /// Answers `r` with an error; a request rejected for its content may also
     /// present an error prompt, when the terminal asked for those at hello.
     func fail(_ r: Request, _ e: RewindError) {
-        reply(Message.error(r.id, e))
+        reply(Message.error(r.id, e, tag: r.replyTag))
         if errorPrompts && Connection.promptedErrors.contains(e.code) { server.presentErrorPrompt(e, for: r, to: self) }
     }
 

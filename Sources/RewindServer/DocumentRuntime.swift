@@ -106,6 +106,8 @@ final class DocumentRuntime {
     /// being committed. Requests that read the document (focus, the chain,
     /// hit-testing) see it, so they see what the same terminal sent before them.
     var current: DocumentLedger { speculative }
+    /// Loaded and following the log: `committed` is the head as this instance knows it.
+    var isReady: Bool { state == .ready }
 
     func subscribe(_ c: Connection) { subscribers[c.id] = c }
     func unsubscribe(_ c: Connection) { subscribers[c.id] = nil }

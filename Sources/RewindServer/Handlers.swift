@@ -43,34 +43,45 @@ extension Server {
 
     /// Session first, then access: a request about a document runs only if
     /// the caller's role allows what `RequestAccess.needs` says it needs.
-    /// When the roles are not known yet, the connection's next frames wait
-    /// for them (`hold`), so requests still run in the order they were sent.
-    private func dispatch(_ r: Request, from c: Connection) throws(RewindError) {
+    func dispatch(_ r: Request, from c: Connection) throws(RewindError) {
         if r.type == "hello" { return try hello(r, c) }
-        guard let user = c.user else { throw RewindError(.unauthorized, "say hello with a token first") }
+        guard c.user != nil else { throw RewindError(.unauthorized, "say hello with a token first") }
         if r.type == "ping" { return c.reply(Message.reply(r.id)) }
         if shuttingDown { throw RewindError(.unavailable, "server shutting down; reconnect") }
         guard let need = RequestAccess.needs[r.type] else { return try route(r, c) }
-        let doc = try documentID(r)
+        try withAccess(to: try documentID(r), need, for: r, c) { [unowned self] role throws(RewindError) in
+            try self.route(r, c, role: role)
+        }
+    }
+
+    /// Runs `body` with the caller's role on `doc` if it allows `need`; else
+    /// `r` fails (`not_found` without a role, `forbidden` with too little).
+    /// When the roles are not known yet, the connection's next frames wait
+    /// for them (`hold`), so requests still run in the order they were sent.
+    func withAccess(to doc: String, _ need: Need, for r: Request, _ c: Connection,
+                    _ body: @escaping (Role) throws(RewindError) -> Void) throws(RewindError)
+    {
+        let user = c.user!
         if let a = access.cached(doc) {
-            try RequestAccess.check(a.role(of: user.id), need, doc: doc, request: r.type)
-            return try route(r, c)
+            let role = a.role(of: user.id)
+            try RequestAccess.check(role, need, doc: doc, request: r.type)
+            return try body(role!)
         }
         c.hold()
-        access.load(doc) { [unowned self] result in
+        access.load(doc) { result in
             defer { c.release() }
             guard !c.isClosed else { return }
             do throws(RewindError) {
-                let a = try result.get()
-                try RequestAccess.check(a?.role(of: user.id), need, doc: doc, request: r.type)
-                try self.route(r, c)
+                let role = try result.get()?.role(of: user.id)
+                try RequestAccess.check(role, need, doc: doc, request: r.type)
+                try body(role!)
             } catch {
                 c.fail(r, error)
             }
         }
     }
 
-    private func route(_ r: Request, _ c: Connection) throws(RewindError) {
+    private func route(_ r: Request, _ c: Connection, role: Role? = nil) throws(RewindError) {
         switch r.type {
         case "create_doc": try createDocument(r, c)
         case "open": try open(r, c)
@@ -83,6 +94,7 @@ extension Server {
             if try dispatchChain(r, c) { return }
             if try dispatchPrompts(r, c) { return }
             if try dispatchScrub(r, c) { return }
+            if try dispatchQuickActions(r, c, role: role) { return }
             throw .badRequest("unknown request type \"\(r.type)\"", details: ["type": .string(r.type)])
         }
     }
@@ -98,6 +110,7 @@ extension Server {
         let shakeToEdit = try r.optionalBool("shake_to_edit") ?? true
         let errorPrompts = try r.optionalBool("error_prompts") ?? false
         let gestures = try gestureBindings(r)
+        let launch = try r.body["shortcut"].flatMap { v throws(RewindError) in v.isNull ? nil : try LaunchShortcut(v) }
         if let wait = helloRetryAfter(c) {
             throw RewindError(.rateLimited, "too many failed hellos from \(c.address); try again later",
                               details: ["retry_after_ms": .int(Int64(wait))])
@@ -132,10 +145,15 @@ extension Server {
                 self.clients[key] = c
                 self.cluster.tookOver(user: user.id, client: client, at: c.helloAt)  // and on the other instances
                 self.logger.debug("hello", metadata: ["conn": "\(c.label)"])
-                c.reply(Message.reply(r.id, [
-                    ("client", .string(client)), ("user", .string(user.name)), ("server", .string(self.serverName)),
-                    ("protocol", 1), ("shortcuts", .array([])),
-                ]))
+                c.hold()  // until its quick actions are known
+                self.quickActions.join(c) { items in
+                    defer { c.release() }
+                    c.reply(Message.reply(r.id, [
+                        ("client", .string(client)), ("user", .string(user.name)), ("server", .string(self.serverName)),
+                        ("protocol", 1), ("shortcuts", .array(items.map { $0.json(locale: c.locale) })),
+                    ]))
+                    if let launch { self.run(launch, answering: r, c) }
+                }
             }
         }
     }
@@ -160,7 +178,7 @@ extension Server {
 
     // MARK: Documents
 
-    private func documentID(_ r: Request) throws(RewindError) -> String {
+    func documentID(_ r: Request) throws(RewindError) -> String {
         try r.string("doc", maxBytes: config.limits.maxNameBytes)
     }
 
@@ -171,12 +189,12 @@ extension Server {
             switch result {
             case let .failure(e): c.fail(r, e)
             case .success(false): c.fail(r, .conflict("document \"\(doc)\" already exists"))
-            case .success(true): c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", 0)]))
+            case .success(true): c.reply(Message.reply(to: r, [("doc", .string(doc)), ("version", 0)]))
             }
         }
     }
 
-    private func open(_ r: Request, _ c: Connection) throws(RewindError) {
+    func open(_ r: Request, _ c: Connection) throws(RewindError) {
         let doc = try documentID(r)
         let since = try r.optionalInt("since")
         if let since, since < 0 { throw .badRequest("open: `since` must be 0 or more") }
@@ -203,10 +221,10 @@ extension Server {
             if let events = d.recentEvents(after: since) {
                 let page = self.page(events)
                 guard page.count == events.count else {
-                    return c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(since + Int64(page.count))), ("more", true)],
+                    return c.reply(Message.reply(to: r, [("doc", .string(doc)), ("version", .int(since + Int64(page.count))), ("more", true)],
                                                  events: page))
                 }
-                c.reply(Message.reply(r.id, [("doc", .string(doc)), ("version", .int(head))], events: events))
+                c.reply(Message.reply(to: r, [("doc", .string(doc)), ("version", .int(head))], events: events))
                 return self.subscribe(c, d)
             }
             handedOff = true
@@ -263,10 +281,10 @@ extension Server {
                        (page + rest).reduce(0, { $0 + $1.count }) <= self.config.maxPageBytes || page.count + rest.count <= 1
                     {
                         page += rest
-                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.committed.version))], events: page))
+                        c.reply(Message.reply(to: r, [("doc", .string(d.id)), ("version", .int(d.committed.version))], events: page))
                         self.subscribe(c, d)
                     } else {
-                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(last)), ("more", true)], events: page))
+                        c.reply(Message.reply(to: r, [("doc", .string(d.id)), ("version", .int(last)), ("more", true)], events: page))
                     }
                 }
             }
@@ -289,9 +307,9 @@ extension Server {
         let fields: [(String, JSON?)] = [("doc", .string(doc)), ("version", .int(version))]
         let estimate = StateReply.estimate(document)
         guard estimate > Connection.sliceBytes else {
-            return c.reply(Message.reply(r.id, fields + [("state", document.json)]))
+            return c.reply(Message.reply(to: r, fields + [("state", document.json)]))
         }
-        c.reply(streaming: StateReply(head: Message.reply(r.id, fields), document: document, estimate: estimate))
+        c.reply(streaming: StateReply(head: Message.reply(to: r, fields), document: document, estimate: estimate))
     }
 
     private func subscribe(_ c: Connection, _ d: DocumentRuntime) {

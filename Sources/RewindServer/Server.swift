@@ -20,6 +20,8 @@ public final class Server {
     let notifications: Notifications
     /// News to and from the other instances on the database (`Cluster/Cluster.swift`).
     private(set) var cluster: Cluster!
+    /// Each connected user's quick actions (`QuickActions/QuickActions.swift`).
+    private(set) lazy var quickActions = QuickActions(server: self, staticItems: config.shortcuts)
     /// Roles per document (`Access/AccessControl.swift`).
     private(set) lazy var access = AccessControl(server: self)
     private var listener: TCPListener?
@@ -61,7 +63,7 @@ public final class Server {
         store = EventStore(loop: loop, conninfo: config.conninfo, writers: config.writers, timeouts: config.databaseTimeouts, logger: logger)
         // An instance id for liveness and groups (`Notifications`): random, positive.
         let instance = Int32.random(in: 1...Int32.max)
-        notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access", "rewind_log", "rewind_presence"],
+        notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access", "rewind_log", "rewind_presence", "rewind_editors"],
                                       instance: instance, timeouts: config.databaseTimeouts, logger: logger)
         connectionCap = config.maxConnections
         cluster = Cluster(server: self, instance: instance)
@@ -104,6 +106,7 @@ public final class Server {
         notifications.onNotice = { [unowned self] channel, payload in self.cluster.notice(channel: channel, payload: payload) }
         notifications.onListening = { [unowned self] in self.cluster.listening() }
         cluster.start()
+        quickActions.start()
         store.start()
         notifications.start()
         everyTurn = EveryTurn(loop: loop) { [unowned self] in self.continueTurn() }
@@ -155,6 +158,7 @@ public final class Server {
         admissionEnded(c)
         partialLineChanged(c, to: 0)
         if let key = clientKey(c), clients[key] === c { clients[key] = nil }
+        quickActions.left(c)
         cancelPrompts(of: c, doc: nil)  // what it showed is cancelled (SPEC section 6)
         // A disconnect closes the terminal's open groups; no ghosts: the others see it leave at once.
         for doc in c.openDocuments { leaveDocument(c, doc, cancellingPrompts: false) }
@@ -326,6 +330,7 @@ public final class Server {
         sweeper?.close()
         everyTurn?.close()
         cluster.stop()
+        quickActions.stop()
         notifications.stop()
         store.stop()
     }

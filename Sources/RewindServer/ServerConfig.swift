@@ -70,6 +70,9 @@ public struct ServerConfig: Sendable {
     /// A snapshot of a document is stored every this many events (0: never).
     public var snapshotEvery = 1_000
 
+    /// Static quick actions (`--shortcuts FILE`), listed before the recent documents.
+    public var shortcuts = Shortcuts.defaultStatic
+
     /// Writer connections to PostgreSQL, each owning a share of the documents.
     public var writers = 2
     /// How long to wait for PostgreSQL (connecting, answering, statements).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import Logging
+import RewindCore
 import RewindServer
 import RewindStore
 
@@ -64,6 +65,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "push: send presence whose selection others' edits moved (default); quiet: keep it moved without pushing (clients move remote carets through the events themselves; for rooms with many carets).")
     var presenceMoves: String = "push"
 
+    @Option(help: "A JSON file of static quick actions, listed before the documents a user edited recently: an array of at most 4 {type, title, subtitle?, icon?, info?}, type new_document or open_document (with info.doc). [] lists none. Default: one new_document item, \"New Document\" (env REWIND_SHORTCUTS).")
+    var shortcuts: String? = env("REWIND_SHORTCUTS")
+
     @Option(help: "Writer connections to PostgreSQL; each owns a share of the documents and commits their batches.")
     var writers: Int = 2
 
@@ -123,6 +127,18 @@ struct RewindServerCommand: ParsableCommand {
         config.undoLevels = undoLevels
         config.snapshotEvery = snapshotEvery
         config.pushMovedPresence = presenceMoves == "push"
+        if let shortcuts {
+            do throws(RewindError) {
+                guard let text = readTextFile(shortcuts) else { throw RewindError(.notFound, "cannot read \(shortcuts)") }
+                let json: JSON
+                do { json = try JSONParser.parse(text, maxDepth: 16) } catch { throw RewindError(.badRequest, "not JSON: \(error.message) at byte \(error.offset)") }
+                config.shortcuts = try Shortcuts.parseStatic(json)
+            } catch {
+                var message = Array("rewind-server: --shortcuts \(shortcuts): \(error.message)\n".utf8)
+                _ = message.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+                throw ExitCode(2)
+            }
+        }
         let server = Server(config: config, logger: Logger(label: "rewind"))
         do {
             try server.run { port in

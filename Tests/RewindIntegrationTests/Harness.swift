@@ -121,8 +121,9 @@ struct Fixture {
     let alice: Terminal
 
     /// `doc` is created by alice and shared with bob as an editor (`sharedWith`).
-    init(doc: String? = "d", sharedWith: [String: String] = ["bob": "editor"], serverArguments: [String] = []) throws {
-        db = try TestDatabase()
+    init(doc: String? = "d", sharedWith: [String: String] = ["bob": "editor"], users: [String] = ["alice", "bob"],
+         serverArguments: [String] = []) throws {
+        db = try TestDatabase(users: users)
         server = try ServerProcess(database: db, arguments: serverArguments)
         alice = try Terminal(port: server.port)
         try alice.hello("alice", db)

@@ -9,6 +9,9 @@ public struct Request: Sendable {
     public let id: Int64?
     public let type: String
     public let body: JSONObject
+    /// Fields every reply to this request carries besides its own: `"shortcut":
+    /// true` on the result of a launch shortcut, which answers the `hello`.
+    public var replyTag: [(String, JSON?)] = []
 
     /// Decodes one frame. A failure carries the `id` when it could be read, so
     /// the error can still be addressed to the request (`re`).
@@ -105,6 +108,13 @@ public enum Message {
         line(.obj([("re", re.map { .int($0) }), ("ok", .bool(true))] + fields))
     }
 
+    /// A reply to `r`, with its tag.
+    public static func reply(to r: Request, _ fields: [(String, JSON?)] = []) -> [UInt8] { reply(r.id, r.replyTag + fields) }
+
+    public static func reply(to r: Request, _ fields: [(String, JSON?)], events: [[UInt8]]) -> [UInt8] {
+        reply(r.id, r.replyTag + fields, events: events)
+    }
+
     /// A reply whose last field is a list of events already encoded (`Event.wireBytes`).
     public static func reply(_ re: Int64?, _ fields: [(String, JSON?)], events: [[UInt8]], after more: [(String, JSON?)] = []) -> [UInt8] {
         var head = line(.obj([("re", re.map { .int($0) }), ("ok", .bool(true))] + fields + more))
@@ -132,8 +142,8 @@ public enum Message {
         return w.bytes
     }
 
-    public static func error(_ re: Int64?, _ e: RewindError) -> [UInt8] {
-        line(.obj([("re", re.map { .int($0) }), ("ok", .bool(false)), ("error", e.json)]))
+    public static func error(_ re: Int64?, _ e: RewindError, tag: [(String, JSON?)] = []) -> [UInt8] {
+        line(.obj([("re", re.map { .int($0) }), ("ok", .bool(false))] + tag + [("error", e.json)]))
     }
 
     public static func push(_ kind: String, _ fields: [(String, JSON?)]) -> [UInt8] {

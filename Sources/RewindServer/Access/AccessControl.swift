@@ -69,7 +69,9 @@ final class AccessControl {
     func notice(_ payload: String) {
         notices += 1
         if payload.hasPrefix("doc:") {
-            noticed(doc: String(payload.dropFirst(4)))
+            let doc = String(payload.dropFirst(4))
+            server.quickActions.accessChanged(doc: doc)  // a document a user lost is no longer offered
+            noticed(doc: doc)
         } else if payload.hasPrefix("user:"), let user = Int64(payload.dropFirst(5)) {
             server.tokensRevoked(user: user)
         }

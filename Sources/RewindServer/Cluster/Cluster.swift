@@ -16,6 +16,8 @@ import RewindStore
 ///   instance that serves a terminal is the only one that moves its caret
 ///   through edits, so every instance shows the same position.
 /// - `rewind_access`: roles and tokens (`AccessControl`).
+/// - `rewind_editors` (sent by a trigger on the log): "<user> <doc>", who
+///   edited what, for quick actions (`QuickActions`).
 ///
 /// Liveness: an instance is alive while it holds its lock (`Notifications`).
 /// Every `sweepEvery` ms the live set is read; presence of instances that
@@ -63,6 +65,7 @@ final class Cluster {
         switch channel {
         case "rewind_log": logNotice(payload)
         case "rewind_presence": presenceNotice(payload)
+        case "rewind_editors": server.quickActions.notice(payload)
         default: server.access.notice(payload)
         }
     }
@@ -79,6 +82,7 @@ final class Cluster {
     /// Listening (re)started: whatever was announced meanwhile is read again.
     func listening() {
         server.access.resync()
+        server.quickActions.resync()
         for d in server.loadedDocuments { d.logMayHaveMoved() }
         readLiveness { [self] in
             for d in self.server.loadedDocuments {

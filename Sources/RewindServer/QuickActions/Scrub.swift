@@ -3,9 +3,11 @@ import RewindStore
 
 /// A terminal scrubbing through a document's history (SPEC section 8,
 /// PROTOCOL.md "Quick actions and previews"): a private state at a version,
-/// moved event by event from wherever the last step left it — forward
-/// through events' ops, backward through their exact inverses — so a step
-/// costs the events between two positions of the finger, not a replay.
+/// moved event by event — forward through events' ops, backward through their
+/// exact inverses — from wherever is cheapest: where the last step left it,
+/// the empty document at version 0, the head the scrub began on, or the
+/// newest snapshot at or below the target. A step costs the events between
+/// two positions of the finger (at most a snapshot interval), not a replay.
 final class ScrubSession {
     let doc: String
     /// The head when the scrub began: progress 1 is this version, and a commit
@@ -16,6 +18,18 @@ final class ScrubSession {
     private(set) var document: Document
     /// Ops and inverses of events read so far, by version.
     private var changes: [Int64: (ops: [Op], inverse: [Op])] = [:]
+    /// Versions with a snapshot (read once, at the first step).
+    var snapshots: [Int64]?
+
+    /// What reading and parsing a snapshot costs, counted in events read from the log.
+    static let snapshotCost: Int64 = 200
+    /// Events held at most; past it they are let go and read again when needed.
+    static let maxHeld = 20_000
+
+    enum Start: Equatable {
+        case here, empty, base
+        case snapshot(Int64)
+    }
 
     init(doc: String, head: DocumentLedger) {
         self.doc = doc
@@ -25,12 +39,40 @@ final class ScrubSession {
         document = head.document
     }
 
+    /// Where to move to `target` from, cheapest first by events to read.
+    func cheapestStart(to target: Int64) -> Start {
+        var best = (Start.here, cost(from: version, to: target))
+        func consider(_ s: Start, _ c: Int64) { if c < best.1 { best = (s, c) } }
+        consider(.empty, cost(from: 0, to: target))
+        consider(.base, cost(from: baseVersion, to: target))
+        if let s = snapshots?.last(where: { $0 <= target }) { consider(.snapshot(s), Self.snapshotCost + cost(from: s, to: target)) }
+        return best.0
+    }
+
+    /// Events between two versions, those not held counting fully (they are read from the log).
+    private func cost(from a: Int64, to b: Int64) -> Int64 {
+        let lo = min(a, b) + 1, hi = max(a, b)
+        guard lo <= hi else { return 0 }
+        guard hi - lo < 5_000 else { return hi - lo + 1 }
+        var c: Int64 = 0
+        for v in lo...hi where changes[v] == nil { c += 1 }
+        return c + (hi - lo + 1) / 50
+    }
+
+    /// Starts again from a known state.
+    func restart(at v: Int64, _ d: Document) {
+        version = v
+        document = d
+    }
+
     /// Versions between here and `target` whose changes are not held yet.
     func missing(to target: Int64) -> ClosedRange<Int64>? {
+        if changes.count > Self.maxHeld { changes = [:] }
         let lo = min(version, target) + 1, hi = max(version, target)
         guard lo <= hi else { return nil }
-        let need = (lo...hi).filter { changes[$0] == nil }
-        guard let first = need.first, let last = need.last else { return nil }
+        guard let first = (lo...hi).first(where: { changes[$0] == nil }),
+              let last = (lo...hi).reversed().first(where: { changes[$0] == nil })
+        else { return nil }
         return first...last
     }
 
@@ -72,13 +114,46 @@ extension Server {
             if c.scrub?.doc != d.id { c.scrub = ScrubSession(doc: d.id, head: d.committed) }  // one document at a time
             let session = c.scrub!
             let target = Int64((progress * Double(session.baseVersion)).rounded())
-            self.readChanges(session, d, to: target, c) { error in
-                guard !c.isClosed, c.scrub === session else { return c.fail(r, .badRequest("scrub: the scrub was cancelled")) }
-                do throws(RewindError) {
-                    if let error { throw error }
-                    try session.move(to: target)
-                    c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(target)), ("state", session.document.json)]))
-                } catch { c.fail(r, error) }
+            self.start(session, d, to: target, c) { error in
+                if let error { return c.fail(r, error) }
+                self.readChanges(session, d, to: target, c) { error in
+                    guard !c.isClosed, c.scrub === session else { return c.fail(r, .badRequest("scrub: the scrub was cancelled")) }
+                    do throws(RewindError) {
+                        if let error { throw error }
+                        try session.move(to: target)
+                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(target)), ("state", session.document.json)]))
+                    } catch { c.fail(r, error) }
+                }
+            }
+        }
+    }
+
+    /// Puts `session` where moving to `target` costs least (`ScrubSession.cheapestStart`):
+    /// reads the document's snapshot versions at the first step, and a snapshot when one is nearest.
+    private func start(_ session: ScrubSession, _ d: DocumentRuntime, to target: Int64, _ c: Connection,
+                       _ done: @escaping (RewindError?) -> Void)
+    {
+        guard session.snapshots != nil else {
+            c.hold()
+            return store.snapshotVersions(doc: d.id) { [self] result in
+                defer { c.release() }
+                session.snapshots = (try? result.get()) ?? []  // without: the log alone
+                self.start(session, d, to: target, c, done)
+            }
+        }
+        switch session.cheapestStart(to: target) {
+        case .here: done(nil)
+        case .empty: session.restart(at: 0, Document()); done(nil)
+        case .base: session.restart(at: session.baseVersion, session.baseDocument); done(nil)
+        case .snapshot:
+            c.hold()
+            store.snapshotDocument(doc: d.id, atOrBelow: target) { result in
+                defer { c.release() }
+                switch result {
+                case let .success(s?): session.restart(at: s.version, s.document)
+                case .success(nil), .failure: session.snapshots = []  // unusable: walk instead
+                }
+                done(nil)
             }
         }
     }
@@ -122,26 +197,8 @@ extension Server {
                 return c.fail(r, .badRequest("scrub_commit: no scrub of \"\(d.id)\" under way (send scrub first)"))
             }
             c.scrub = nil
-            let ops = DocumentDiff.ops(from: session.baseDocument, to: session.document)
-            guard !ops.isEmpty else {
-                return c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.current.version)), ("restored", .bool(false))]))
-            }
-            var s = self.submission(c, doc: d.id, tx: tx, base: session.baseVersion, ops: ops, action: Titles.ServerAction.restore, selection: nil)
-            s.kind = .restore
-            s.openGroup = nil
-            s.groupAction = nil
-            s.selection = nil
-            c.commitsInFlight += 1
-            d.run(.init(command: .submit(s), replies: [{ result in
-                c.commitAnswered()
-                switch result {
-                case let .success(.version(v)):
-                    c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(v)), ("restored", .bool(true)),
-                                                 ("from", .int(session.version))]))
-                case .success: c.fail(r, RewindError(.internal, "scrub_commit answered with something other than a version"))
-                case let .failure(e): c.fail(r, e)
-                }
-            }]))
+            self.commitRestore(of: d, base: session.baseVersion, from: session.baseDocument, to: session.document,
+                               restoring: session.version, tx: tx, answering: r, c)
         }
     }
 
@@ -152,5 +209,36 @@ extension Server {
             if c.scrub?.doc == d.id { c.scrub = nil }
             c.reply(Message.reply(r.id, [("doc", .string(d.id))]))
         }
+    }
+}
+
+extension Server {
+    /// Appends one `restore` event whose ops turn `from` (the state at `base`)
+    /// into `to` (the state at version `restoring`), rebased through what
+    /// others did since `base` as a late submit is: one undo group, "Restore
+    /// Version". Answers `r` with `{doc, version, restored, from}`.
+    func commitRestore(of d: DocumentRuntime, base: Int64, from: Document, to: Document, restoring: Int64, tx: String,
+                       answering r: Request, _ c: Connection)
+    {
+        let ops = DocumentDiff.ops(from: from, to: to)
+        guard !ops.isEmpty else {
+            return c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.current.version)), ("restored", .bool(false)),
+                                                ("from", .int(restoring))]))
+        }
+        var s = submission(c, doc: d.id, tx: tx, base: base, ops: ops, action: Titles.ServerAction.restore, selection: nil)
+        s.kind = .restore
+        s.openGroup = nil
+        s.groupAction = nil
+        s.selection = nil
+        c.commitsInFlight += 1
+        d.run(.init(command: .submit(s), replies: [{ result in
+            c.commitAnswered()
+            switch result {
+            case let .success(.version(v)):
+                c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(v)), ("restored", .bool(true)), ("from", .int(restoring))]))
+            case .success: c.fail(r, RewindError(.internal, "a restore answered with something other than a version"))
+            case let .failure(e): c.fail(r, e)
+            }
+        }]))
     }
 }

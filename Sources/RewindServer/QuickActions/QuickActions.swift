@@ -1,0 +1,127 @@
+import RewindCore
+import RewindLoop
+import RewindStore
+
+/// Each connected user's quick actions (`Shortcuts`), kept here while the
+/// user has a terminal on this instance and pushed to all of them when the
+/// list changes (PROTOCOL.md "Quick actions and previews").
+///
+/// A list is read once when a user's first terminal says hello (one indexed
+/// query, `EventStore.recentDocuments`) and then only when it may have
+/// changed: `rewind_editors` notices ("<user> <doc>", one per user and
+/// document per append, from any instance) tell who edited what, and
+/// `Shortcuts.mayChange` says whether that can move the user's list — a user
+/// typing into the document already at the top of their list costs nothing.
+/// Lists that may have changed are read again at the end of the loop turn,
+/// one query per user; an access change or a missed notice (the listening
+/// connection came back) makes them all be read again.
+final class QuickActions {
+    private unowned let server: Server
+    let staticItems: [ShortcutItem]
+
+    private struct Listed {
+        var items: [ShortcutItem]
+        var terminals: [Int: Connection]
+        /// Reads of this user's list under way; an answer older than the newest is dropped.
+        var reads = 0
+    }
+
+    private var users: [Int64: Listed] = [:]
+    private var stale: Set<Int64> = []
+    private var flusher: BeforeSleep?
+
+    init(server: Server, staticItems: [ShortcutItem]) {
+        self.server = server
+        self.staticItems = staticItems
+    }
+
+    func start() {
+        flusher = BeforeSleep(loop: server.loop) { [unowned self] in self.refreshStale() }
+    }
+
+    func stop() {
+        flusher?.close()
+        flusher = nil
+    }
+
+    /// `c` said hello: `done` gets its user's list (known already when
+    /// another of its terminals is here; else read now).
+    func join(_ c: Connection, _ done: @escaping ([ShortcutItem]) -> Void) {
+        let user = c.user!.id
+        if users[user] != nil {
+            users[user]!.terminals[c.id] = c
+            return done(users[user]!.items)
+        }
+        users[user] = Listed(items: Shortcuts.list(static: staticItems, recent: []), terminals: [c.id: c])
+        read(user) { [self] in done(self.users[user]?.items ?? Shortcuts.list(static: self.staticItems, recent: [])) }
+    }
+
+    func left(_ c: Connection) {
+        guard let user = c.user?.id, users[user] != nil else { return }
+        users[user]!.terminals[c.id] = nil
+        if users[user]!.terminals.isEmpty { users[user] = nil; stale.remove(user) }
+    }
+
+    func items(of user: Int64) -> [ShortcutItem] { users[user]?.items ?? Shortcuts.list(static: staticItems, recent: []) }
+
+    // MARK: What may change a list
+
+    /// A `rewind_editors` notice: "<user> <doc>" (the doc last: it may hold spaces).
+    func notice(_ payload: String) {
+        let parts = payload.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let editor = Int64(parts[0]) else {
+            return server.logger.warning("malformed rewind_editors notice", metadata: ["payload": "\(payload.prefix(200))"])
+        }
+        edited(doc: String(parts[1]), by: editor)
+    }
+
+    func edited(doc: String, by editor: Int64) {
+        for (user, listed) in users where Shortcuts.mayChange(listed.items, user: user, doc: doc, editor: editor) {
+            stale.insert(user)
+        }
+    }
+
+    /// Roles on `doc` changed: a user who lost it must not see it offered.
+    func accessChanged(doc: String) {
+        for (user, listed) in users where listed.items.contains(where: { $0.isDynamic && $0.document == doc }) { stale.insert(user) }
+    }
+
+    /// Notices may have been missed: every list is read again.
+    func resync() { stale.formUnion(users.keys) }
+
+    // MARK: Reading and pushing
+
+    private func refreshStale() {
+        guard !stale.isEmpty else { return }
+        let users = stale
+        stale = []
+        for user in users where self.users[user] != nil { read(user) }
+    }
+
+    private func read(_ user: Int64, then: @escaping () -> Void = {}) {
+        users[user]!.reads += 1
+        let ticket = users[user]!.reads
+        server.store.recentDocuments(user: user, limit: Shortcuts.recentNeeded(static: staticItems)) { [self] result in
+            defer { then() }
+            guard users[user] != nil, users[user]!.reads == ticket else { return }
+            switch result {
+            case let .failure(e):
+                // The list stays as it was; the next change or resync reads it again.
+                server.logger.warning("quick actions not read", metadata: ["user": "\(user)", "error": "\(e)"])
+            case let .success(recent):
+                let items = Shortcuts.list(static: staticItems, recent: recent)
+                guard items != users[user]!.items else { return }
+                let pushNow = !users[user]!.terminals.isEmpty && users[user]!.reads > 1
+                users[user]!.items = items
+                if pushNow { push(items, to: user) }
+            }
+        }
+    }
+
+    /// `shortcuts` to every terminal of `user` here, each in its locale.
+    private func push(_ items: [ShortcutItem], to user: Int64) {
+        for c in users[user]!.terminals.values {
+            c.push(SharedBytes(Message.push("shortcuts", [("items", .array(items.map { $0.json(locale: c.locale) }))])))
+        }
+    }
+}
