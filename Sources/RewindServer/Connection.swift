@@ -114,8 +114,9 @@ final class Connection {
     private var pumping = false
     /// In the server's list of connections to continue on the next loop turn.
     var continuesNextTurn = false
-    /// Submits sent and not yet answered: past the limit, the next frames wait.
+    /// Edits sent and not yet answered: past the limit, the next frames wait.
     var commitsInFlight = 0
+    private var afterCommits: [() -> Void] = []
     /// Requests queued until their document is ready (behind an `open`'s head
     /// check, a load, a catch-up), which then all run in one loop turn: at
     /// most a turn's share of them (`requestsPerTurn`) may wait; past it the
@@ -246,7 +247,26 @@ final class Connection {
     /// A submit was answered: the frames waiting behind the in-flight limit may go.
     func commitAnswered() {
         commitsInFlight -= 1
+        if commitsInFlight == 0 && !afterCommits.isEmpty {
+            let waiting = afterCommits
+            afterCommits = []
+            for body in waiting {
+                body()
+                release()
+            }
+            return
+        }
         if commitsInFlight == server.config.maxCommitsInFlight - 1 { pump() }
+    }
+
+    /// Runs `body` once every edit this connection sent before (submits,
+    /// undos, redos, chain edits, restores) has its answer, the connection's
+    /// later frames waiting meanwhile: a `peek` or `scrub` pasted behind
+    /// submits sees them in the log.
+    func afterOwnCommits(_ body: @escaping () -> Void) {
+        guard commitsInFlight > 0 else { return body() }
+        hold()
+        afterCommits.append(body)
     }
 
     /// `body` for a request that waits for its document: counted in `waitingForDocument` until it has run.

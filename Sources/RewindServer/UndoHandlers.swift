@@ -151,7 +151,9 @@ extension Server {
                                                    scope: o.scope, policy: o.policy, tx: o.tx, eventID: UUID.random(),
                                                    time: wallClockMillis())
         request.expectedGroup = o.expectedGroup
+        c.commitsInFlight += 1
         d.run(.init(command: .revert(request, closing: closing), replies: [{ [self] result in
+            c.commitAnswered()
             switch result {
             case let .success(.revert(res)):
                 // The terminal that undid gets the selection back (and the others see it there).

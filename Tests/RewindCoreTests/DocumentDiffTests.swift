@@ -29,6 +29,52 @@ final class DocumentDiffTests: XCTestCase {
         }
     }
 
+    /// Property, through the ledger as the server drives it: on random
+    /// histories of three users (edits, groups, undos), a restore to any
+    /// earlier version — one `restore` event, its own "Restore Version" group —
+    /// gives that version's state; undoing it at once gives the state before
+    /// exactly; and replaying the log (restores included) equals the live ledger.
+    func testRestoreThenUndoIsExactAndRestoreThenReplayEqualsLive() throws {
+        for seed in 200..<260 as Range<UInt64> {
+            var gen = OpGenerator(seed: seed)
+            var sim = UndoSim()
+            var states: [Int64: Document] = [0: sim.doc]
+            func record() { states[sim.ledger.version] = sim.doc }
+            for step in 0..<50 {
+                let user = Int64.random(in: 1...3, using: &gen.rng)
+                switch Int.random(in: 0..<10, using: &gen.rng) {
+                case 0..<6: _ = try? sim.edit(user, [gen.op(on: sim.doc)], after: Int64.random(in: 0...800, using: &gen.rng))
+                case 6: _ = try? sim.undo(user, policy: .force)
+                default:
+                    let target = Int64.random(in: 0...sim.ledger.version, using: &gen.rng)
+                    let before = sim.doc
+                    sim.clock += 1_000
+                    var s = DocumentLedger.Submission(
+                        tx: sim.nextID(), base: sim.ledger.version, ops: DocumentDiff.ops(from: sim.doc, to: states[target]!),
+                        action: Titles.ServerAction.restore, userID: user, userName: "u\(user)", client: "c\(user)",
+                        eventID: sim.nextID(), time: sim.clock, openGroup: nil, selection: nil)
+                    s.kind = .restore
+                    guard !s.ops.isEmpty else { continue }
+                    guard case let .appended(e) = try sim.ledger.append(s) else { return XCTFail("seed \(seed): restore not appended") }
+                    sim.entries.append(.event(e))
+                    XCTAssertEqual(e.kind, .restore)
+                    XCTAssertEqual(sim.doc.json, states[target]!.json, "seed \(seed) step \(step): restore to \(target)")
+                    XCTAssertEqual(sim.titles(user, locale: "zh-Hant").0, "還原 回復版本", "seed \(seed): its own group, titled in the locale")
+                    record()
+                    if Bool.random(using: &gen.rng) {
+                        let undone = try sim.undo(user)
+                        XCTAssertNotNil(undone.event, "seed \(seed) step \(step): the undo of a restore conflicts with nothing")
+                        XCTAssertEqual(sim.doc.json, before.json, "seed \(seed) step \(step): undo of the restore to \(target)")
+                    }
+                }
+                record()
+            }
+            let replayed = try sim.replayed()
+            XCTAssertEqual(replayed.document, sim.doc, "seed \(seed): replay equals live")
+            XCTAssertEqual(replayed.history.snapshotJSON, sim.history.snapshotJSON, "seed \(seed): the same undo stacks")
+        }
+    }
+
     func testASwapOfParentAndChildAndATextSpliceAreSmall() throws {
         var a = Document()
         _ = try a.apply([.create(NodeSpec(id: "x", kind: "view", frame: [0, 0, 1, 1]), parent: "root", index: 0),

@@ -75,4 +75,31 @@ final class ScrubTests: XCTestCase {
         XCTAssertEqual(try viewer.request("scrub", [("doc", "d"), ("progress", 0.5)])["ok"], true)
         XCTAssertEqual(try viewer.request("scrub_commit", [("doc", "d")]).errorCode, "forbidden")
     }
+
+    /// A session pasted in one write: the peek and the scrub see the submits
+    /// sent before them, and the commit takes the scrub sent before it.
+    func testPeekAndScrubPastedBehindSubmitsSeeThemAndKeepTheirOrder() throws {
+        let f = try Fixture()
+        func submit(_ id: Int64, _ base: Int64, _ op: JSON) -> JSON {
+            .obj([("id", .int(id)), ("type", "submit"), ("doc", "d"), ("tx", .string("p\(id)")), ("base", .int(base)), ("ops", .array([op]))])
+        }
+        let replies = try f.alice.pipeline([
+            .obj([("id", 1), ("type", "open"), ("doc", "d")]),
+            submit(2, 0, ["op": "create", "node": "t", "parent": "root", "index": 0, "kind": "text", "text": "a"]),
+            submit(3, 1, ["op": "insert", "node": "t", "pos": 1, "text": "b"]),
+            submit(4, 2, ["op": "insert", "node": "t", "pos": 2, "text": "c"]),
+            .obj([("id", 5), ("type", "undo"), ("doc", "d")]),
+            .obj([("id", 6), ("type", "peek"), ("doc", "d"), ("version", 3), ("node", "t")]),
+            .obj([("id", 7), ("type", "scrub"), ("doc", "d"), ("progress", 0.5)]),
+            .obj([("id", 8), ("type", "scrub_commit"), ("doc", "d")]),
+            .obj([("id", 9), ("type", "undo"), ("doc", "d")]),
+        ])
+        XCTAssertEqual(replies[6]?["head"], 4, "the peek came after the submits and the undo: \(replies[6]!)")
+        XCTAssertEqual(replies[6]?["state"]?.objectValue?["nodes"]?.objectValue?["t"]?.objectValue?["text"], "abc")
+        XCTAssertEqual(replies[7]?["version"], 2, "half of head 4")
+        XCTAssertEqual(replies[8]?["restored"], true, "\(replies[8]!)")
+        XCTAssertEqual(replies[8]?["version"], 5)
+        XCTAssertEqual(replies[9]?["action"], "Restore Version", "the undo after the commit undoes the restore")
+        XCTAssertEqual(try Replay.document("d", db: f.db.db).document["t"]?.textString, "a", "typing undone, restored to \"ab\", that undone")
+    }
 }

@@ -117,7 +117,8 @@ public struct DocumentLedger: Sendable {
         let concurrent = s.base < version ? recent[Int(s.base + 1 - recentStart)...].flatMap { $0 } : []
         if !concurrent.isEmpty { ops = TextTransform.rebase(ops, through: concurrent) }
         let selection = try placeSelection(s, through: concurrent)
-        let scope = undoScope(of: ops)
+        // A restore is the document's, not a text view's: its group is on the document-level stack.
+        let scope = s.kind == .restore ? nil : undoScope(of: ops)
         let applied: Document.Applied
         do {
             applied = try document.apply(ops, limits: limits)

@@ -12,36 +12,37 @@ extension Server {
         let node = try r.optionalString("node", maxBytes: config.limits.maxNameBytes).map { Key($0) }
         let asked = try r.optionalInt("version")
         if let asked, asked < 0 { throw .badRequest("peek: `version` must be 0 or more") }
-        c.hold()  // the connection's next requests wait for the preview
-        headVersion(of: doc) { [unowned self] result in
-            let head: Int64
-            switch result {
-            case let .failure(e): c.fail(r, e); return c.release()
-            case let .success(h): head = h
-            }
-            let version = asked ?? head
-            guard version <= head else {
-                c.fail(r, RewindError(.version, "peek: version \(version) is beyond the head \(head)", details: ["head": .int(head)]))
-                return c.release()
-            }
-            self.document(doc, at: version, head: head) { result in
-                defer { c.release() }
-                guard !c.isClosed else { return }
-                do throws(RewindError) {
-                    let state = try result.get()
-                    var shown = state.json
-                    if let node {
-                        guard let subtree = state.subtreeJSON(node) else {
-                            throw .notFound("peek: no node \"\(node)\" at version \(version)", details: ["node": .string(node.string)])
+        inOrder(c) { [unowned self] done in  // the connection's next requests wait for the preview
+            self.headVersion(of: doc) { result in
+                let head: Int64
+                switch result {
+                case let .failure(e): c.fail(r, e); return done()
+                case let .success(h): head = h
+                }
+                let version = asked ?? head
+                guard version <= head else {
+                    c.fail(r, RewindError(.version, "peek: version \(version) is beyond the head \(head)", details: ["head": .int(head)]))
+                    return done()
+                }
+                self.document(doc, at: version, head: head) { result in
+                    defer { done() }
+                    guard !c.isClosed else { return }
+                    do throws(RewindError) {
+                        let state = try result.get()
+                        var shown = state.json
+                        if let node {
+                            guard let subtree = state.subtreeJSON(node) else {
+                                throw .notFound("peek: no node \"\(node)\" at version \(version)", details: ["node": .string(node.string)])
+                            }
+                            shown = subtree
                         }
-                        shown = subtree
-                    }
-                    let actions = PreviewMenu.actions(role: role, version: version, head: head, locale: c.locale)
-                    let p = c.previews.add(doc: doc, node: node, version: version, actions: actions)
-                    c.reply(Message.reply(r.id, [("preview", .string(p.id)), ("doc", .string(doc)), ("version", .int(version)),
-                                                 ("head", .int(head)), ("node", node.map { .string($0.string) }),
-                                                 ("state", shown), ("actions", .array(actions.map(\.json)))]))
-                } catch { c.fail(r, error) }
+                        let actions = PreviewMenu.actions(role: role, version: version, head: head, locale: c.locale)
+                        let p = c.previews.add(doc: doc, node: node, version: version, actions: actions)
+                        c.reply(Message.reply(r.id, [("preview", .string(p.id)), ("doc", .string(doc)), ("version", .int(version)),
+                                                     ("head", .int(head)), ("node", node.map { .string($0.string) }),
+                                                     ("state", shown), ("actions", .array(actions.map(\.json)))]))
+                    } catch { c.fail(r, error) }
+                }
             }
         }
     }

@@ -44,16 +44,14 @@ final class QuickActions {
         flusher = nil
     }
 
-    /// `c` said hello: `done` gets its user's list (known already when
-    /// another of its terminals is here; else read now).
+    /// `c` said hello: `done` gets its user's list, read now (one indexed
+    /// query): a list kept for the user's other terminals may not have heard
+    /// the newest notices yet.
     func join(_ c: Connection, _ done: @escaping ([ShortcutItem]) -> Void) {
         let user = c.user!.id
-        if users[user] != nil {
-            users[user]!.terminals[c.id] = c
-            return done(users[user]!.items)
-        }
-        users[user] = Listed(items: Shortcuts.list(static: staticItems, recent: []), terminals: [c.id: c])
-        read(user) { [self] in done(self.users[user]?.items ?? Shortcuts.list(static: self.staticItems, recent: [])) }
+        if users[user] == nil { users[user] = Listed(items: Shortcuts.list(static: staticItems, recent: []), terminals: [:]) }
+        users[user]!.terminals[c.id] = c
+        read(user, answering: c) { [self] read in done(read ?? self.items(of: user)) }
     }
 
     func left(_ c: Connection) {
@@ -98,29 +96,33 @@ final class QuickActions {
         for user in users where self.users[user] != nil { read(user) }
     }
 
-    private func read(_ user: Int64, then: @escaping () -> Void = {}) {
+    /// Reads `user`'s list; `then` gets what this read found (nil: it failed).
+    /// Only the newest read updates the kept list, and pushes when it changed
+    /// (not to `joining`, whose hello reply carries it).
+    private func read(_ user: Int64, answering joining: Connection? = nil, then: @escaping ([ShortcutItem]?) -> Void = { _ in }) {
         users[user]!.reads += 1
         let ticket = users[user]!.reads
         server.store.recentDocuments(user: user, limit: Shortcuts.recentNeeded(static: staticItems)) { [self] result in
-            defer { then() }
-            guard users[user] != nil, users[user]!.reads == ticket else { return }
             switch result {
             case let .failure(e):
                 // The list stays as it was; the next change or resync reads it again.
                 server.logger.warning("quick actions not read", metadata: ["user": "\(user)", "error": "\(e)"])
+                then(nil)
             case let .success(recent):
                 let items = Shortcuts.list(static: staticItems, recent: recent)
-                guard items != users[user]!.items else { return }
-                let pushNow = !users[user]!.terminals.isEmpty && users[user]!.reads > 1
-                users[user]!.items = items
-                if pushNow { push(items, to: user) }
+                if users[user] != nil, users[user]!.reads == ticket, items != users[user]!.items {
+                    let before = users[user]!.terminals
+                    users[user]!.items = items
+                    push(items, to: before.values.filter { $0 !== joining })
+                }
+                then(items)
             }
         }
     }
 
-    /// `shortcuts` to every terminal of `user` here, each in its locale.
-    private func push(_ items: [ShortcutItem], to user: Int64) {
-        for c in users[user]!.terminals.values {
+    /// `shortcuts` to `terminals`, each in its locale.
+    private func push(_ items: [ShortcutItem], to terminals: [Connection]) {
+        for c in terminals {
             c.push(SharedBytes(Message.push("shortcuts", [("items", .array(items.map { $0.json(locale: c.locale) }))])))
         }
     }

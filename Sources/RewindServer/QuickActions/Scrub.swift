@@ -109,20 +109,23 @@ extension Server {
         guard let progress = r.body["progress"]?.doubleValue, progress.isFinite, (0...1).contains(progress) else {
             throw .badRequest("scrub: `progress` must be a number from 0 to 1")
         }
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            if c.scrub?.doc != d.id { c.scrub = ScrubSession(doc: d.id, head: d.committed) }  // one document at a time
-            let session = c.scrub!
-            let target = Int64((progress * Double(session.baseVersion)).rounded())
-            self.start(session, d, to: target, c) { error in
-                if let error { return c.fail(r, error) }
-                self.readChanges(session, d, to: target, c) { error in
-                    guard !c.isClosed, c.scrub === session else { return c.fail(r, .badRequest("scrub: the scrub was cancelled")) }
-                    do throws(RewindError) {
-                        if let error { throw error }
-                        try session.move(to: target)
-                        c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(target)), ("state", session.document.json)]))
-                    } catch { c.fail(r, error) }
+        inOrder(c) { [self] done in
+            self.whenOpen(c, d) { error in
+                if let error { c.fail(r, error); return done() }
+                if c.scrub?.doc != d.id { c.scrub = ScrubSession(doc: d.id, head: d.committed) }  // one document at a time
+                let session = c.scrub!
+                let target = Int64((progress * Double(session.baseVersion)).rounded())
+                self.start(session, d, to: target, c) { error in
+                    if let error { c.fail(r, error); return done() }
+                    self.readChanges(session, d, to: target, c) { error in
+                        defer { done() }
+                        guard !c.isClosed, c.scrub === session else { return c.fail(r, .badRequest("scrub: the scrub was cancelled")) }
+                        do throws(RewindError) {
+                            if let error { throw error }
+                            try session.move(to: target)
+                            c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(target)), ("state", session.document.json)]))
+                        } catch { c.fail(r, error) }
+                    }
                 }
             }
         }
@@ -191,24 +194,39 @@ extension Server {
     private func scrubCommit(_ r: Request, _ c: Connection) throws(RewindError) {
         let d = try openDocument(r, c)
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes) ?? UUID.random()
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            guard let session = c.scrub, session.doc == d.id else {
-                return c.fail(r, .badRequest("scrub_commit: no scrub of \"\(d.id)\" under way (send scrub first)"))
+        inOrder(c) { [self] done in
+            self.whenOpen(c, d) { error in
+                defer { done() }  // the restore is queued on the document: later requests come after it
+                if let error { return c.fail(r, error) }
+                guard let session = c.scrub, session.doc == d.id else {
+                    return c.fail(r, .badRequest("scrub_commit: no scrub of \"\(d.id)\" under way (send scrub first)"))
+                }
+                c.scrub = nil
+                self.commitRestore(of: d, base: session.baseVersion, from: session.baseDocument, to: session.document,
+                                   restoring: session.version, tx: tx, answering: r, c)
             }
-            c.scrub = nil
-            self.commitRestore(of: d, base: session.baseVersion, from: session.baseDocument, to: session.document,
-                               restoring: session.version, tx: tx, answering: r, c)
         }
     }
 
     private func scrubCancel(_ r: Request, _ c: Connection) throws(RewindError) {
         let d = try openDocument(r, c)
-        whenOpen(c, d) { error in
-            if let error { return c.fail(r, error) }
-            if c.scrub?.doc == d.id { c.scrub = nil }
-            c.reply(Message.reply(r.id, [("doc", .string(d.id))]))
+        inOrder(c) { [self] done in
+            self.whenOpen(c, d) { error in
+                defer { done() }
+                if let error { return c.fail(r, error) }
+                if c.scrub?.doc == d.id { c.scrub = nil }
+                c.reply(Message.reply(r.id, [("doc", .string(d.id))]))
+            }
         }
+    }
+
+    /// Runs `body` once the connection's earlier edits are answered (a scrub
+    /// or a peek pasted behind submits sees them); the connection's later
+    /// frames wait until `body` calls `done` — a scrub's steps, its commit
+    /// and its cancel each see the one before finished.
+    func inOrder(_ c: Connection, _ body: @escaping (_ done: @escaping () -> Void) -> Void) {
+        c.hold()
+        c.afterOwnCommits { body { c.release() } }
     }
 }
 
