@@ -10,49 +10,10 @@ terminal (the baseline), then scrubs 0→1 in `steps` steps `passes` times and
 1→0 once, one request at a time, and prints `key value` lines and a table.
 """
 import json
-import socket
 import sys
 import time
 
-
-class Terminal:
-    def __init__(self, port, token, client):
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = b""
-        self.next_id = 1
-        r = self.request("hello", token=token, client=client)
-        if not r.get("ok"):
-            sys.exit(f"hello refused: {r}")
-
-    def send(self, type_, **fields):
-        i = self.next_id
-        self.next_id += 1
-        self.sock.sendall((json.dumps({"id": i, "type": type_, **fields}) + "\n").encode())
-        return i
-
-    def line(self):
-        while b"\n" not in self.buf:
-            chunk = self.sock.recv(1 << 22)
-            if not chunk:
-                sys.exit("server closed the connection")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line
-
-    def reply(self, i):
-        """The reply to request i, and its size in bytes (pushes are skipped)."""
-        while True:
-            raw = self.line()
-            if raw.startswith(b'{"re":%d,' % i):
-                return json.loads(raw), len(raw)
-            if raw.startswith(b'{"re"'):
-                m = json.loads(raw)
-                if m.get("re") == i:
-                    return m, len(raw)
-
-    def request(self, type_, **fields):
-        return self.reply(self.send(type_, **fields))[0]
+from bench_terminal import Terminal
 
 
 def check(r, what):
@@ -85,7 +46,7 @@ def build(port, tokens, events, share_with):
                 op = {"op": "insert", "node": f"t{i % TEXTS}", "pos": 0, "text": chr(97 + i % 26)}
             batch.append((w, w.send("submit", doc="scrub", tx=f"f{i}", base=head, ops=[op])))
         for w, i in batch:
-            r, _ = w.reply(i)
+            r = w.reply(i)
             head = max(head, check(r, "submit")["version"])
         n += len(batch)
     built = time.perf_counter() - t0
@@ -99,7 +60,7 @@ def pct(xs, p):
 
 def timed(t, type_, **fields):
     t0 = time.perf_counter()
-    r, size = t.reply(t.send(type_, **fields))
+    r, size = t.reply_sized(t.send(type_, **fields))
     ms = (time.perf_counter() - t0) * 1e3
     check(r, type_)
     return r, ms, size

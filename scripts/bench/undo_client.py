@@ -20,44 +20,10 @@ touching the same nodes, never to the history: the ratio long/short should
 stay near 1. Prints `key value` lines and a table.
 """
 import json
-import socket
 import sys
 import time
 
-
-class Terminal:
-    def __init__(self, port, token, client):
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = b""
-        self.next_id = 1
-        r = self.request("hello", token=token, client=client)
-        if not r.get("ok"):
-            sys.exit(f"hello refused: {r}")
-
-    def send(self, type_, **fields):
-        i = self.next_id
-        self.next_id += 1
-        self.sock.sendall((json.dumps({"id": i, "type": type_, **fields}) + "\n").encode())
-        return i
-
-    def line(self):
-        while b"\n" not in self.buf:
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                sys.exit("server closed the connection")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
-
-    def reply(self, i):
-        while True:
-            m = self.line()
-            if m.get("re") == i:
-                return m
-
-    def request(self, type_, **fields):
-        return self.reply(self.send(type_, **fields))
+from bench_terminal import Terminal
 
 
 def check(r, what):
