@@ -304,7 +304,12 @@ extension Server {
     /// `{doc, version, state}`: encoded at once when small, else streamed
     /// node by node as the terminal reads (`StateReply`).
     private func replyState(_ r: Request, _ c: Connection, doc: String, version: Int64, _ document: Document) {
-        let fields: [(String, JSON?)] = [("doc", .string(doc)), ("version", .int(version))]
+        reply(r, c, [("doc", .string(doc)), ("version", .int(version))], state: document)
+    }
+
+    /// A reply of `fields` then `state` (last): encoded at once when small,
+    /// else streamed node by node as the terminal reads (`StateReply`).
+    func reply(_ r: Request, _ c: Connection, _ fields: [(String, JSON?)], state document: Document) {
         let estimate = StateReply.estimate(document)
         guard estimate > Connection.sliceBytes else {
             return c.reply(Message.reply(to: r, fields + [("state", document.json)]))

@@ -418,6 +418,13 @@ final class LimitTests: XCTestCase {
         // The reply ended where it should: the lines after it are whole, and the connection goes on.
         reader.send(["id": 100, "type": "ping"])
         XCTAssertEqual(try JSONParser.parse(Array(try readLine(startingWith: #"{"re":100,"#))).objectValue?["ok"], true)
+        // A peek of it is streamed the same way: the same state, then the connection goes on.
+        reader.send(["id": 101, "type": "peek", "doc": "d"])
+        let peeked = try JSONParser.parse(Array(try readLine(startingWith: #"{"re":101,"#))).objectValue!
+        XCTAssertEqual(peeked["preview"], "pv1")
+        XCTAssertTrue(JSONWriter.string(peeked["state"] ?? .null) == sent, "the peeked state differs from the opened one")
+        reader.send(["id": 102, "type": "ping"])
+        XCTAssertEqual(try JSONParser.parse(Array(try readLine(startingWith: #"{"re":102,"#))).objectValue?["ok"], true)
     }
 
     /// A server allowed 100 descriptors cannot hold `--max-connections 1000`:

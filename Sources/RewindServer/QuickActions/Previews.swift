@@ -29,18 +29,20 @@ extension Server {
                     guard !c.isClosed else { return }
                     do throws(RewindError) {
                         let state = try result.get()
-                        var shown = state.json
-                        if let node {
-                            guard let subtree = state.subtreeJSON(node) else {
-                                throw .notFound("peek: no node \"\(node)\" at version \(version)", details: ["node": .string(node.string)])
+                        let subtree = try node.map { n throws(RewindError) -> JSON in
+                            guard let json = state.subtreeJSON(n) else {
+                                throw .notFound("peek: no node \"\(n)\" at version \(version)", details: ["node": .string(n.string)])
                             }
-                            shown = subtree
+                            return json
                         }
                         let actions = PreviewMenu.actions(role: role, version: version, head: head, locale: c.locale)
                         let p = c.previews.add(doc: doc, node: node, version: version, actions: actions)
-                        c.reply(Message.reply(r.id, [("preview", .string(p.id)), ("doc", .string(doc)), ("version", .int(version)),
-                                                     ("head", .int(head)), ("node", node.map { .string($0.string) }),
-                                                     ("state", shown), ("actions", .array(actions.map(\.json)))]))
+                        let fields: [(String, JSON?)] = [("preview", .string(p.id)), ("doc", .string(doc)), ("version", .int(version)),
+                                                         ("head", .int(head)), ("node", node.map { .string($0.string) }),
+                                                         ("actions", .array(actions.map(\.json)))]
+                        // The whole document as `open` sends it (streamed when large); a subtree at once.
+                        if let subtree { return c.reply(Message.reply(r.id, fields + [("state", subtree)])) }
+                        self.reply(r, c, fields, state: state)
                     } catch { c.fail(r, error) }
                 }
             }
