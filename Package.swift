@@ -12,6 +12,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C libraries enter through pkg-config; nothing else includes their headers.
@@ -32,6 +34,9 @@ let package = Package(
         .target(name: "RewindServer", dependencies: [
             "RewindLoop", "RewindCore", "RewindStore",
             .product(name: "Logging", package: "swift-log"),
+            // `--metrics`: swift-metrics handlers made by swift-prometheus's factory on a registry of the server's own.
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
 
         .executableTarget(name: "rewind-server", dependencies: [

@@ -99,6 +99,9 @@ public func wallClockMillis() -> Int64 {
     return tv.tv_sec * 1000 + Int64(tv.tv_usec / 1000)
 }
 
+/// A monotonic clock in nanoseconds, not cached per loop turn (latencies).
+public func monotonicNanos() -> UInt64 { uv_hrtime() }
+
 /// A libuv error as text: `ECONNREFUSED: connection refused`.
 public func uvErrorText(_ code: Int32) -> String {
     "\(String(cString: uv_err_name(code))): \(String(cString: uv_strerror(code)))"

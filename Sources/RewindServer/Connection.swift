@@ -61,6 +61,8 @@ final class Connection {
     var user: (id: Int64, name: String)?
     /// `--max-output-bytes`, read on each push.
     private let maxOutputBytes: Int
+    /// Where pushes are counted (`--metrics`; nil: they are not).
+    private let counts: LoopCounts?
     @exclusivity(unchecked) private var writing = 0
     /// Since when `outputBytes` has been past the bound (nil: it is not).
     @exclusivity(unchecked) private(set) var overBoundSince: UInt64?
@@ -145,6 +147,7 @@ final class Connection {
         self.stream = stream
         self.server = server
         maxOutputBytes = server.config.maxOutputBytes
+        counts = server.metrics?.counts
         decoder = FrameDecoder(maxFrameBytes: server.config.limits.maxFrameBytes)
         peer = stream.peer
         connectedAt = server.loop.now
@@ -289,6 +292,7 @@ final class Connection {
     /// Answers `r` with an error; a request rejected for its content may also
     /// present an error prompt, when the terminal asked for those at hello.
     func fail(_ r: Request, _ e: RewindError) {
+        counts?.error(RequestLabels.index(of: r.type), e.code)
         reply(Message.error(r.id, e, tag: r.replyTag))
         if errorPrompts && Connection.promptedErrors.contains(e.code) { server.presentErrorPrompt(e, for: r, to: self) }
     }
@@ -314,6 +318,10 @@ final class Connection {
         if outputBytes + bytes.count > 2 * maxOutputBytes {
             return slow("more than \(2 * maxOutputBytes) bytes unread")
         }
+        if let counts {
+            counts.deliveries += 1
+            counts.deliveredBytes += bytes.count
+        }
         enqueue(bytes)
     }
 
@@ -329,6 +337,7 @@ final class Connection {
     }
 
     func slow(_ why: String) {
+        if !isClosed { counts?.slowDisconnects += 1 }
         server.logger.warning("closing slow terminal", metadata: ["conn": "\(label)", "why": "\(why)"])
         close(reason: "slow", retry: true, message: "\(why); reconnect and `open` with `since` to catch up")
     }

@@ -10,17 +10,21 @@ extension Server {
         let line: [UInt8]
         switch frame {
         case .tooLarge:
-            c.reply(Message.error(nil, RewindError(.tooLarge, "line longer than \(config.limits.maxFrameBytes) bytes; skipped to its newline")))
+            let e = RewindError(.tooLarge, "line longer than \(config.limits.maxFrameBytes) bytes; skipped to its newline")
+            metrics?.counts.malformed(e.code)
+            c.reply(Message.error(nil, e))
             return badFrame(c)
         case let .line(l): line = l
         }
         let request: Request
         switch Request.decode(line, maxDepth: config.limits.maxJSONDepth) {
         case let .failure(f):
+            metrics?.counts.malformed(f.error.code)
             c.reply(Message.error(f.id, f.error))
             return f.error.code == .badFrame ? badFrame(c) : ()
         case let .success(r): request = r
         }
+        metrics?.counts.request(RequestLabels.index(of: request.type))
         c.badFramesInARow = 0
         if let wait = c.requests.take(now: loop.now) {
             return c.fail(request, RewindError(

@@ -50,6 +50,9 @@ public final class Server {
     var presenceMovedDocs: [DocumentRuntime] = []
     /// The actions of the responder chain and who handles them (`Chain/ChainActions.swift`).
     lazy var actions = Server.builtInActions()
+    /// `--metrics`: what is counted (nil without it: nothing is) and the HTTP endpoint serving it.
+    let metrics: ServerMetrics?
+    private var metricsEndpoint: MetricsEndpoint?
     private var flusher: BeforeSleep?
     private var sweeper: Timer?
     private var signals: [SignalWatcher] = []
@@ -66,6 +69,10 @@ public final class Server {
         notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access", "rewind_log", "rewind_presence", "rewind_editors"],
                                       instance: instance, timeouts: config.databaseTimeouts, logger: logger)
         connectionCap = config.maxConnections
+        metrics = config.metricsAddress == nil ? nil : ServerMetrics()
+        if let metrics {
+            store.onBatchAnswered = { entries, nanoseconds in metrics.batchAnswered(entries: entries, nanoseconds: nanoseconds) }
+        }
         cluster = Cluster(server: self, instance: instance)
     }
 
@@ -73,9 +80,18 @@ public final class Server {
     ///
     /// Listening starts once the database answers (or after `startupWaitMs`
     /// without it, to serve `unavailable` rather than refuse connections), so
-    /// a fresh server does not greet its first terminals with errors.
-    public func run(onListening: ((Int) -> Void)? = nil) throws {
+    /// a fresh server does not greet its first terminals with errors. The
+    /// metrics endpoint (`--metrics`) listens at once: `/health` says why
+    /// the database is not reachable meanwhile.
+    public func run(onMetricsListening: ((Int) -> Void)? = nil, onListening: ((Int) -> Void)? = nil) throws {
         signal(SIGPIPE, SIG_IGN)
+        if let address = config.metricsAddress {
+            let endpoint = MetricsEndpoint(server: self)
+            let port = try endpoint.start(host: address.host, port: address.port)
+            metricsEndpoint = endpoint
+            logger.info("metrics endpoint listening", metadata: ["address": "\(address.host):\(port)"])
+            onMetricsListening?(port)
+        }
         var listenError: Error?
         let wait = Timer(loop: loop)
         let startListening = { [unowned self] in
@@ -333,5 +349,6 @@ public final class Server {
         quickActions.stop()
         notifications.stop()
         store.stop()
+        metricsEndpoint?.stop()
     }
 }

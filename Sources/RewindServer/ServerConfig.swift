@@ -78,6 +78,9 @@ public struct ServerConfig: Sendable {
     /// How long to wait for PostgreSQL (connecting, answering, statements).
     public var databaseTimeouts = PipelineConnection.Timeouts()
 
+    /// `--metrics HOST:PORT`: where `GET /metrics` and `GET /health` are served (nil: nowhere, nothing counted).
+    public var metricsAddress: (host: String, port: Int)?
+
     /// Tests only: the committed ledger refuses the event with this version,
     /// as if this server and its log disagreed (`DocumentRuntime.halt`).
     public var faultUnappliableVersion: Int64?

@@ -152,8 +152,10 @@ extension Server {
                                                    time: wallClockMillis())
         request.expectedGroup = o.expectedGroup
         c.commitsInFlight += 1
+        let started = metrics == nil ? 0 : monotonicNanos()
         d.run(.init(command: .revert(request, closing: closing), replies: [{ [self] result in
             c.commitAnswered()
+            self.metrics?.undoAnswered(redo: o.kind == .redo, nanoseconds: monotonicNanos() - started)
             switch result {
             case let .success(.revert(res)):
                 // The terminal that undid gets the selection back (and the others see it there).

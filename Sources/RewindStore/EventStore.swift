@@ -70,6 +70,9 @@ public final class EventStore {
 
     /// Runs each time every connection is ready (at start, and after any of them came back).
     public var onReady: () -> Void = {}
+    /// Runs when PostgreSQL answers a writer's batch: its entries and the
+    /// time from sending it to the answer (the commit's round trip; metrics).
+    public var onBatchAnswered: (_ entries: Int, _ nanoseconds: UInt64) -> Void = { _, _ in }
 
     public func start() {
         for c in [connection] + writers.map(\.connection) {
@@ -86,6 +89,24 @@ public final class EventStore {
     }
 
     public var isAvailable: Bool { connection.isReady && writers.allSatisfy(\.connection.isReady) }
+
+    /// Why the store is not available (nil when it is): the first connection's
+    /// last failure, as libpq said it.
+    public var unavailableReason: String? {
+        guard !isAvailable else { return nil }
+        let down = ([connection] + writers.map(\.connection)).first { !$0.isReady }!
+        return down.lastFailure ?? "connecting to PostgreSQL"
+    }
+
+    /// Connections (reads and writers) made again after one was lost.
+    public var reconnects: Int { ([connection] + writers.map(\.connection)).reduce(0) { $0 + $1.reconnects } }
+
+    /// A trivial query on the read connection (`SELECT 1`): nil when PostgreSQL answered it.
+    public func ping(_ done: @escaping (RewindError?) -> Void) {
+        query(.init("SELECT 1")) { result in
+            if case let .failure(e) = result { done(e) } else { done(nil) }
+        }
+    }
 
     /// Appends still waiting for their commit.
     public var appendsOutstanding: Int { writers.reduce(0) { $0 + $1.queued.count + ($1.batchInFlight ? 1 : 0) } }
@@ -119,12 +140,14 @@ public final class EventStore {
         w.queued.removeFirst(batch.count)
         w.batchInFlight = true
         let claims = Self.claims(batch)
+        let sentAt = monotonicNanos()
         w.connection.send([LogRows.append(claims)]) { [unowned self] result in
             switch result {
             case let .failure(e):
                 w.batchInFlight = false
                 for p in batch { p.done(.failed(e)) }
             case let .success(outcomes):
+                self.onBatchAnswered(batch.count, monotonicNanos() - sentAt)
                 guard case let .rows(rows)? = outcomes.first else {
                     // Refused as a whole (a bug, or a constraint the claim did not
                     // foresee): retry each document on its own, so the others commit.

@@ -49,6 +49,9 @@ public final class Notifications {
         }
     }
 
+    /// Times the listening connection was made again after it was lost (metrics).
+    public var reconnects: Int { connection.reconnects }
+
     public func start() {
         connection.start()
         // Nothing is ever in flight on a connection that only listens, so a

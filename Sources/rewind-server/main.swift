@@ -74,6 +74,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Seconds to wait for PostgreSQL: to connect, to answer (then the connection is made again and requests fail unavailable meanwhile); statements are cancelled after the same time.")
     var dbTimeout: Int = 10
 
+    @Option(help: "Serve GET /metrics (Prometheus text format) and GET /health (200 ok, or 503 and why the database is unreachable) over HTTP on HOST:PORT, e.g. 127.0.0.1:9464. Without it nothing is counted.")
+    var metrics: String?
+
     @Option(help: .hidden)
     var faultUnappliableVersion: Int64?
 
@@ -82,6 +85,7 @@ struct RewindServerCommand: ParsableCommand {
 
     func validate() throws {
         guard Self.splitAddress(listen) != nil else { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:7878") }
+        if let metrics, Self.splitAddress(metrics) == nil { throw ValidationError("--metrics must be HOST:PORT, e.g. 127.0.0.1:9464") }
         guard typingWindow >= 0, typingWindow <= 60_000 else { throw ValidationError("--typing-window must be 0 to 60000 ms") }
         guard snapshotEvery >= 0 else { throw ValidationError("--snapshot-every must be 0 (never) or more") }
         guard undoLevels >= 0 else { throw ValidationError("--undo-levels must be 0 (unlimited) or more") }
@@ -108,6 +112,7 @@ struct RewindServerCommand: ParsableCommand {
             throw ExitCode(3)
         }
         config.writers = writers
+        config.metricsAddress = metrics.flatMap(Self.splitAddress)
         config.databaseTimeouts.connectMs = UInt64(dbTimeout) * 1000
         config.databaseTimeouts.statementMs = UInt64(dbTimeout) * 1000
         config.databaseTimeouts.answerMs = UInt64(dbTimeout) * 1000 + 2_000
@@ -141,7 +146,11 @@ struct RewindServerCommand: ParsableCommand {
         }
         let server = Server(config: config, logger: Logger(label: "rewind"))
         do {
-            try server.run { port in
+            try server.run(onMetricsListening: { port in
+                // Before the listening line (the metrics endpoint does not wait for PostgreSQL).
+                print("rewind-server metrics on \(config.metricsAddress!.host):\(port)")
+                fflush(nil)
+            }) { port in
                 // A line on stdout that scripts and tests can wait for.
                 print("rewind-server listening on \(config.host):\(port)")
                 fflush(nil)

@@ -47,6 +47,8 @@ final class ServerProcess {
     private let stdout = Pipe()
     let stderrPath: String
     private(set) var port = 0
+    /// The port of `GET /metrics` and `GET /health`, when started with `--metrics`.
+    private(set) var metricsPort: Int?
 
     static let binDirectory: String = {
         if let dir = ProcessInfo.processInfo.environment["REWIND_BIN_DIR"] { return dir }
@@ -71,7 +73,11 @@ final class ServerProcess {
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         try process.run()
-        let line = try readLine(timeout: 30)
+        var line = try readLine(timeout: 30)
+        if let r = line.range(of: "metrics on 127.0.0.1:") {
+            metricsPort = Int(line[r.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines))
+            line = try readLine(timeout: 30)
+        }
         guard let r = line.range(of: "listening on 127.0.0.1:"), let p = Int(line[r.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw TestFailure("server did not start: \(line) \(log)")
         }

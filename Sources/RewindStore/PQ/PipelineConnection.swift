@@ -97,6 +97,12 @@ public final class PipelineConnection {
 
     public var isReady: Bool { state == .ready }
 
+    /// Times this connection was made again after an established one was lost (metrics).
+    public private(set) var reconnects = 0
+    private var wasReady = false
+    /// Why the last attempt to connect failed, or the connection was lost (nil once ready again).
+    public private(set) var lastFailure: String?
+
     private var preparedStatements: [(name: String, sql: String)] = []
 
     /// Prepares `sql` as `name` on this connection, now and after every
@@ -179,6 +185,9 @@ public final class PipelineConnection {
             connectTimer.stop()
             state = .ready
             retryDelay = 100
+            if wasReady { reconnects += 1 }
+            wasReady = true
+            lastFailure = nil
             logger.info("connected to PostgreSQL")
             watch(writable: false)
             // PostgreSQL cancels a statement that runs too long; a server that
@@ -198,6 +207,7 @@ public final class PipelineConnection {
 
     private func retryLater(_ why: String) {
         logger.warning("PostgreSQL connection failed: \(why); retrying in \(retryDelay) ms")
+        lastFailure = why
         teardown(reason: why)
         guard !stopped else { return }
         retryTimer.start(after: retryDelay) { [unowned self] in self.connect() }

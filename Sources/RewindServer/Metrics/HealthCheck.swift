@@ -1,0 +1,36 @@
+import RewindLoop
+
+extension Server {
+    /// The text `GET /metrics` answers, with what the server knows now.
+    func metricsText() -> [UInt8] {
+        guard let metrics else { return [] }
+        let loaded = loadedDocuments
+        var terminals = 0
+        for d in loaded { terminals += d.subscribers.count }
+        return metrics.render(.init(connections: connectionCount, documentsLoaded: loaded.count, documentTerminals: terminals,
+                                    reconnects: store.reconnects + notifications.reconnects))
+    }
+
+    /// `GET /health`: healthy when every connection of the store is up and a
+    /// trivial query answers within `--db-timeout`; otherwise the reason, in
+    /// words, for the operator reading the 503.
+    func checkHealth(_ done: @escaping (_ healthy: Bool, _ reason: String) -> Void) {
+        if shuttingDown { return done(false, "shutting down") }
+        if let why = store.unavailableReason { return done(false, "database unreachable: \(why)") }
+        var answered = false
+        let deadline = Timer(loop: loop)
+        let timeoutMs = config.databaseTimeouts.statementMs
+        deadline.start(after: timeoutMs) {
+            deadline.close()
+            guard !answered else { return }
+            answered = true
+            done(false, "database unreachable: no answer to SELECT 1 within \(timeoutMs / 1000) s")
+        }
+        store.ping { error in
+            deadline.close()
+            guard !answered else { return }
+            answered = true
+            if let error { done(false, "database unreachable: \(error.message)") } else { done(true, "ok") }
+        }
+    }
+}
