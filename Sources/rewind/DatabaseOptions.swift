@@ -1,0 +1,12 @@
+import ArgumentParser
+import RewindStore
+
+/// Where the database is: shared by every admin command.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "libpq connection string (env REWIND_DATABASE; default: the PG* variables).")
+    var database: String = env("REWIND_DATABASE") ?? ""
+
+    func connect() throws -> Database {
+        do { return try RewindStore.Database(database) } catch { throw Failure(error) }
+    }
+}
