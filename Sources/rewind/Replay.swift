@@ -21,12 +21,10 @@ extension Admin {
 
         func run() throws {
             let database = try db.connect()
-            let tty = isatty(2) == 1
+            var progress = Progress("replaying \(doc)", unit: "events")
             do {
-                let ledger = try RewindStore.Replay.document(doc, to: to, db: database) { done, total in
-                    if tty { printError("\rreplayed \(done)/\(total)") }
-                }
-                if tty { printError("\n") }
+                let ledger = try RewindStore.Replay.document(doc, to: to, db: database) { progress.update($0, of: $1) }
+                progress.finish()
                 print(JSONWriter.string(.obj([("doc", .string(doc)), ("version", .int(ledger.version)), ("state", ledger.document.json)])))
             } catch { throw Failure(error) }
         }

@@ -11,7 +11,7 @@ extension Admin {
 
         struct Add: ParsableCommand {
             static let configuration = CommandConfiguration(
-                abstract: "Create a user and print a fresh token (exit 3 if the name is taken).",
+                abstract: "Create a user and print a fresh token (exit 1 if the name is taken).",
                 discussion: "Only a SHA-256 of the token is stored: keep the printed token, it cannot be shown again.")
             @OptionGroup var db: DatabaseOptions
             @Argument(help: "The user's name (1 to 64 bytes).")
@@ -45,7 +45,8 @@ extension Admin {
                     + users.map { [$0.name, $0.created, String($0.tokens), String($0.revoked), String($0.owns), String($0.shared)] }
                 let widths = (0..<6).map { c in rows.map { $0[c].count }.max() ?? 0 }
                 for r in rows {
-                    print(r.enumerated().map { $1 + String(repeating: " ", count: widths[$0] - $1.count) }.joined(separator: "  "))
+                    // The last column unpadded: no trailing spaces.
+                    print(r.enumerated().map { $0 == r.count - 1 ? $1 : $1 + String(repeating: " ", count: widths[$0] - $1.count) }.joined(separator: "  "))
                 }
             }
         }

@@ -31,11 +31,7 @@ extension Admin {
         var anchors: String?
 
         func run() throws {
-            let database: Database
-            do { database = try RewindStore.Database(db.database) } catch {
-                printError("error: \(error.message)\n")
-                throw ExitCode(3)
-            }
+            let database = try db.connect()
             var kept: [RewindStore.Verify.Anchor] = []
             if let anchors {
                 guard let text = readTextFile(anchors) else { throw ValidationError("cannot read \(anchors)") }
@@ -46,29 +42,32 @@ extension Admin {
                     kept.append(a)
                 }
             }
-            let tty = isatty(2) == 1
             var problems = 0
             var checked: Int64 = 0
             do {
                 var docs = self.docs.isEmpty ? try RewindStore.Verify.documents(db: database) : self.docs
                 for a in kept where !docs.contains(a.doc) && self.docs.isEmpty { docs.append(a.doc) }
                 for doc in docs {
-                    let problem = try RewindStore.Verify.document(doc, anchors: kept, db: database) { done, total in
-                        if tty { printError("\rverifying \(doc): \(done)/\(total) entries") }
-                    }
-                    if tty { printError("\r\u{1B}[K") }
+                    var progress = Progress("verifying \(doc)", unit: "entries")
+                    let problem = try RewindStore.Verify.document(doc, anchors: kept, db: database) { progress.update($0, of: $1) }
+                    progress.finish()
                     if let problem {
                         problems += 1
                         print(problem)
                     }
                     checked += 1
                 }
-            } catch {
-                if error.code == .unavailable { printError("error: \(error.message)\n"); throw ExitCode(3) }
-                throw Failure(error)
-            }
+            } catch { throw Failure(error) }
             print(problems == 0 ? "ok: \(checked) document(s) verified" : "FAILED: \(problems) of \(checked) document(s)")
-            if problems > 0 { throw ExitCode(1) }
+            if problems > 0 {
+                printError("""
+                    what to do: the log of each document named no longer holds what was written (or a snapshot or head \
+                    disagrees with it). Servers refuse to serve a document whose chain breaks; keep this database as it is \
+                    for inspection, and restore the document from an export (`rewind admin import FILE --as NEWID`) or a backup.
+
+                    """)
+                throw ExitCode(ExitStatus.refused)
+            }
         }
     }
 
