@@ -13,7 +13,8 @@ struct Rewind: ParsableCommand {
 struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Operate a Rewind database: schema, users, the event log.",
-        subcommands: [Migrate.self, Replay.self, Verify.self, Anchors.self, User.self, Grant.self, Revoke.self])
+        subcommands: [Migrate.self, Replay.self, Verify.self, Anchors.self, Export.self, Import.self,
+                      User.self, Grant.self, Revoke.self])
 }
 
 do {
