@@ -345,6 +345,11 @@ final class AdminTests: XCTestCase {
         try admin(db, "export", "--all", "--out", two)
         let renameTwo = try runAdmin(db, ["import", two, "--as", "x"])
         XCTAssertEqual(renameTwo.status, 2, "--as renames a file's only document: \(renameTwo.err)")
+        let top = try runRewind(["--help"])
+        for synopsis in ["migrate", "replay DOC", "verify [DOC…]", "anchors", "export DOC…|--all", "import FILE [--as NEWID]", "tail [DOC…]",
+                         "stats [DOC]", "user add|token NAME", "user list", "user revoke NAME", "grant DOC USER", "revoke DOC USER", "Exit status: 0 ok"] {
+            XCTAssertTrue(top.out.contains(synopsis), "rewind --help lists \(synopsis): \(top.out)")
+        }
         let help = try runRewind(["admin", "--help"])
         for command in ["migrate", "replay", "verify", "anchors", "export", "import", "tail", "stats", "user", "grant", "revoke"] {
             XCTAssertTrue(help.out.contains("  \(command) "), "admin --help lists \(command): \(help.out)")
