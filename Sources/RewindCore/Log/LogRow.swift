@@ -39,6 +39,15 @@ public struct LogRow: Sendable, Equatable {
     public var time: Int64
     public var hash: [UInt8]
 
+    public init(doc: String, seq: Int64, version: Int64, entry: String, id: String, userID: Int64, client: String, kind: String,
+                group: String?, action: String?, tx: String?, txDigest: String?, base: Int64?, ops: String?, inverse: String?,
+                refers: String?, meta: String?, time: Int64, hash: [UInt8]) {
+        self.doc = doc; self.seq = seq; self.version = version; self.entry = entry; self.id = id; self.userID = userID
+        self.client = client; self.kind = kind; self.group = group; self.action = action; self.tx = tx; self.txDigest = txDigest
+        self.base = base; self.ops = ops; self.inverse = inverse; self.refers = refers; self.meta = meta; self.time = time
+        self.hash = hash
+    }
+
     /// The hash of this row after the entry whose hash is `previous`.
     public func chained(after previous: [UInt8]) -> [UInt8] {
         // One buffer, hashed at once: the row's fields are short, and feeding

@@ -34,6 +34,20 @@ public final class Database {
         }
     }
 
+    /// Runs one statement whose parameters may be binary (arrays of a batch, as `BinaryArray` builds them).
+    @discardableResult
+    public func query(_ statement: PipelineConnection.Statement) throws(RewindError) -> Rows {
+        let r = PQ.withParams(statement.params) { v, l, f in PQexecParams(conn, statement.sql, Int32(statement.params.count), nil, v, l, f, 0) }
+        defer { PQclear(r) }
+        switch PQresultStatus(r) {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK: return PQ.rows(r!)
+        default:
+            let f = PQ.failure(r, conn: conn)
+            if PQstatus(conn) != CONNECTION_OK { throw .storage(f.message) }
+            throw RewindError(.internal, "SQL failed: \(f)", details: ["sqlstate": .string(f.sqlstate)])
+        }
+    }
+
     /// Runs a script of several statements (a migration file).
     public func execute(script: String) throws(RewindError) {
         let r = PQexec(conn, script)

@@ -1,0 +1,85 @@
+import ArgumentParser
+import Glibc
+import RewindCore
+import RewindStore
+
+extension Admin {
+    struct User: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Manage users and their tokens.",
+            subcommands: [Add.self, Token.self, List.self, Revoke.self])
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Create a user and print a fresh token (exit 1 if the name is taken).",
+                discussion: "Only a SHA-256 of the token is stored: keep the printed token, it cannot be shown again.")
+            @OptionGroup var db: DatabaseOptions
+            @Argument(help: "The user's name (1 to 64 bytes).")
+            var name: String
+
+            func run() throws {
+                let database = try db.connect()
+                do { print(try Accounts.addUser(name, db: database)) } catch { throw Failure(error) }
+            }
+        }
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "List users: live and revoked tokens, documents owned and shared with them.")
+            @OptionGroup var db: DatabaseOptions
+            @Flag(help: "One JSON object per line instead of a table.")
+            var json = false
+
+            func run() throws {
+                let database = try db.connect()
+                let users: [AccessRows.UserInfo]
+                do { users = try AccessRows.users(db: database) } catch { throw Failure(error) }
+                if json {
+                    for u in users {
+                        print(JSONWriter.string(.obj([("user", .string(u.name)), ("created", .string(u.created)), ("tokens", .int(Int64(u.tokens))),
+                                                      ("revoked", .int(Int64(u.revoked))), ("owns", .int(Int64(u.owns))), ("shared", .int(Int64(u.shared)))])))
+                    }
+                    return
+                }
+                let rows = [["USER", "CREATED", "TOKENS", "REVOKED", "OWNS", "SHARED"]]
+                    + users.map { [$0.name, $0.created, String($0.tokens), String($0.revoked), String($0.owns), String($0.shared)] }
+                let widths = (0..<6).map { c in rows.map { $0[c].count }.max() ?? 0 }
+                for r in rows {
+                    // The last column unpadded: no trailing spaces.
+                    print(r.enumerated().map { $0 == r.count - 1 ? $1 : $1 + String(repeating: " ", count: widths[$0] - $1.count) }.joined(separator: "  "))
+                }
+            }
+        }
+
+        struct Revoke: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Revoke every token of a user; their connections get `bye` `unauthorized` at once.",
+                discussion: """
+                    Every server instance is told (LISTEN/NOTIFY) and closes the user's connections
+                    with {"push":"bye","reason":"unauthorized","retry":false}. `rewind admin user token
+                    NAME` issues a new token later. Prints how many tokens were revoked.
+                    """)
+            @OptionGroup var db: DatabaseOptions
+            @Argument(help: "The user's name.")
+            var name: String
+
+            func run() throws {
+                let database = try db.connect()
+                do { print("revoked \(try AccessRows.revokeTokens(of: name, db: database)) token(s) of \(name)") } catch { throw Failure(error) }
+            }
+        }
+
+        struct Token: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Issue one more token for an existing user and print it.")
+            @OptionGroup var db: DatabaseOptions
+            @Argument(help: "The user's name.")
+            var name: String
+
+            func run() throws {
+                let database = try db.connect()
+                do { print(try Accounts.token(for: name, db: database)) } catch { throw Failure(error) }
+            }
+        }
+    }
+}
