@@ -47,21 +47,6 @@ final class AdminTests: XCTestCase {
         return path
     }
 
-    /// `rewind ARGS` with no database added (for unreachable ones and usage errors).
-    func runRewind(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind")
-        p.arguments = args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let printed = out.fileHandleForReading.readDataToEndOfFile()
-        let complaint = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complaint, as: UTF8.self))
-    }
-
     @discardableResult
     func admin(_ db: TestDatabase, _ args: String...) throws -> String {
         let r = try runAdmin(db, args)

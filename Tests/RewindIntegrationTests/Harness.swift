@@ -302,9 +302,14 @@ extension JSONObject {
 
 /// `rewind admin ARGS --database …` as an operator runs it: exit status and what it printed.
 func runAdmin(_ db: TestDatabase, _ args: [String]) throws -> (status: Int32, out: String, err: String) {
+    try runRewind(["admin"] + args + ["--database", db.conninfo])
+}
+
+/// `rewind ARGS` as given (no database added: for unreachable ones and usage errors).
+func runRewind(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind")
-    p.arguments = ["admin"] + args + ["--database", db.conninfo]
+    p.arguments = args
     let out = Pipe(), err = Pipe()
     p.standardOutput = out
     p.standardError = err
