@@ -34,7 +34,4 @@ public struct PreviewShelf: Sendable {
         guard let i = held.firstIndex(where: { $0.id == id }) else { return nil }
         return held.remove(at: i)
     }
-
-    /// The previews of `doc` end (the caller lost access to it).
-    public mutating func endAll(doc: String) { held.removeAll { $0.doc == doc } }
 }
