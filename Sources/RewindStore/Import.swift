@@ -152,15 +152,6 @@ public enum Import {
                 case let .header(h):
                     try commit()
                     try db.query("BEGIN")
-                    // The log's per-statement trigger (rewind_log_check) joins the new
-                    // rows to the log by (doc, seq). PL/pgSQL plans that once per
-                    // session; planned on a small log it merges on `doc` alone, which
-                    // pairs every new row with every stored entry of the document:
-                    // batch after batch of one long document in one transaction then
-                    // costs the square of its length (20,000 entries: 55 s, not 2 s).
-                    // Without merge and hash joins it looks each row up in the index.
-                    try db.query("SET LOCAL enable_mergejoin = off")
-                    try db.query("SET LOCAL enable_hashjoin = off")
                     batch = try DocumentBatch(h, as: newID ?? h.doc, db: db)
                 case let .entry(e):
                     guard batch != nil else { throw RewindError.conflict("\(path) changed while it was being imported") }
