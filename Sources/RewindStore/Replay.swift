@@ -21,7 +21,7 @@ public enum Replay {
         var ledger = DocumentLedger(doc: doc)
         while ledger.seq < stop {
             let s = LogRows.range(doc: doc, afterSeq: ledger.seq, toSeq: stop, limit: 5_000)
-            let entries = try LogRows.decode(doc: doc, try db.query(s.sql, s.textParams))
+            let entries = try LogRows.decode(doc: doc, try db.query(s))
             guard !entries.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at entry \(ledger.seq), its head says \(stop)") }
             for entry in entries { try ledger.replay(entry) }
             progress?(ledger.version, target)

@@ -84,7 +84,7 @@ public enum Verify {
         while true {
             let s = LogRows.range(doc: doc, afterSeq: ledger.seq, toSeq: Int64.max, limit: 5_000)
             let entries: [LogEntry]
-            do { entries = try LogRows.decode(doc: doc, try db.query(s.sql, s.textParams)) } catch {
+            do { entries = try LogRows.decode(doc: doc, try db.query(s)) } catch {
                 return Problem(doc: doc, seq: ledger.seq + 1, what: error.message)
             }
             if entries.isEmpty { break }

@@ -27,6 +27,9 @@ final class QuickActions {
     }
 
     private var users: [Int64: Listed] = [:]
+    /// Who has each document among their dynamic items: a notice about a
+    /// document looks at those users only, not at everyone connected.
+    private var listedBy: [String: Set<Int64>] = [:]
     private var stale: Set<Int64> = []
     private var flusher: BeforeSleep?
 
@@ -57,7 +60,11 @@ final class QuickActions {
     func left(_ c: Connection) {
         guard let user = c.user?.id, users[user] != nil else { return }
         users[user]!.terminals[c.id] = nil
-        if users[user]!.terminals.isEmpty { users[user] = nil; stale.remove(user) }
+        if users[user]!.terminals.isEmpty {
+            index(user, from: users[user]!.items, to: [])
+            users[user] = nil
+            stale.remove(user)
+        }
     }
 
     func items(of user: Int64) -> [ShortcutItem] { users[user]?.items ?? Shortcuts.list(static: staticItems, recent: []) }
@@ -73,15 +80,22 @@ final class QuickActions {
         edited(doc: String(parts[1]), by: editor)
     }
 
+    /// The editor's own list, and the lists that show `doc`, may have moved.
     func edited(doc: String, by editor: Int64) {
-        for (user, listed) in users where Shortcuts.mayChange(listed.items, user: user, doc: doc, editor: editor) {
-            stale.insert(user)
+        for user in (listedBy[doc] ?? []).union([editor]) {
+            if let listed = users[user], Shortcuts.mayChange(listed.items, user: user, doc: doc, editor: editor) { stale.insert(user) }
         }
     }
 
     /// Roles on `doc` changed: a user who lost it must not see it offered.
-    func accessChanged(doc: String) {
-        for (user, listed) in users where listed.items.contains(where: { $0.isDynamic && $0.document == doc }) { stale.insert(user) }
+    func accessChanged(doc: String) { stale.formUnion(listedBy[doc] ?? []) }
+
+    private func index(_ user: Int64, from old: [ShortcutItem], to new: [ShortcutItem]) {
+        for d in old.filter(\.isDynamic).compactMap(\.document) {
+            listedBy[d]?.remove(user)
+            if listedBy[d]?.isEmpty == true { listedBy[d] = nil }
+        }
+        for d in new.filter(\.isDynamic).compactMap(\.document) { listedBy[d, default: []].insert(user) }
     }
 
     /// Notices may have been missed: every list is read again.
@@ -112,6 +126,7 @@ final class QuickActions {
                 let items = Shortcuts.list(static: staticItems, recent: recent)
                 if users[user] != nil, users[user]!.reads == ticket, items != users[user]!.items {
                     let before = users[user]!.terminals
+                    index(user, from: users[user]!.items, to: items)
                     users[user]!.items = items
                     push(items, to: before.values.filter { $0 !== joining })
                 }

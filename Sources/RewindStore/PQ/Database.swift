@@ -23,15 +23,7 @@ public final class Database {
     /// Runs one parameterized statement and returns its rows.
     @discardableResult
     public func query(_ sql: String, _ params: [String?] = []) throws(RewindError) -> Rows {
-        let r = PQ.withParams(params.map { .text($0) }) { v, l, f in PQexecParams(conn, sql, Int32(params.count), nil, v, l, f, 0) }
-        defer { PQclear(r) }
-        switch PQresultStatus(r) {
-        case PGRES_TUPLES_OK, PGRES_COMMAND_OK: return PQ.rows(r!)
-        default:
-            let f = PQ.failure(r, conn: conn)
-            if PQstatus(conn) != CONNECTION_OK { throw .storage(f.message) }
-            throw RewindError(.internal, "SQL failed: \(f)", details: ["sqlstate": .string(f.sqlstate)])
-        }
+        try query(PipelineConnection.Statement(sql, params))
     }
 
     /// Runs one statement whose parameters may be binary (arrays of a batch, as `BinaryArray` builds them).

@@ -25,10 +25,6 @@ public final class PipelineConnection {
         }
         public init(_ sql: String, _ params: [String?] = []) { self.sql = sql; self.params = params.map { .text($0) } }
         public init(_ sql: String, values: [Param]) { self.sql = sql; self.params = values }
-        /// The parameters as text, for the blocking `Database` (which takes text only).
-        public var textParams: [String?] {
-            params.map { if case let .text(t) = $0 { return t }; preconditionFailure("binary parameter on a text-only path") }
-        }
     }
 
     /// How long to wait for PostgreSQL before giving up on the connection.
