@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "rewind-server", targets: ["rewind-server"]),
         .executable(name: "rewind", targets: ["rewind"]),
         .library(name: "RewindCore", targets: ["RewindCore"]),
+        .library(name: "RewindClient", targets: ["RewindClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -22,6 +23,9 @@ let package = Package(
 
         // Pure, deterministic core: no I/O.
         .target(name: "RewindCore"),
+
+        // A client of the protocol for apps (and `rewind connect`): the core and POSIX sockets, nothing else.
+        .target(name: "RewindClient", dependencies: ["RewindCore"]),
 
         // The only Swift that touches libuv: handles as Swift types.
         .target(name: "RewindLoop", dependencies: ["CLibUV"]),
@@ -45,11 +49,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rewind", dependencies: [
-            "RewindCore", "RewindStore",
+            "RewindCore", "RewindStore", "RewindClient",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         .testTarget(name: "RewindCoreTests", dependencies: ["RewindCore"]),
-        .testTarget(name: "RewindIntegrationTests", dependencies: ["RewindCore", "RewindStore", "RewindLoop"]),
+        .testTarget(name: "RewindClientTests", dependencies: ["RewindClient", "RewindCore"]),
+        .testTarget(name: "RewindIntegrationTests", dependencies: ["RewindCore", "RewindStore", "RewindLoop", "RewindClient"]),
     ]
 )

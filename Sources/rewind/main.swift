@@ -8,6 +8,9 @@ struct Rewind: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Rewind's command-line tools.",
         discussion: """
+            rewind connect [HOST:PORT] --user NAME [--token T] DOC
+                                                  edit DOC live in this terminal (keys: see --help)
+
             rewind admin COMMAND, where COMMAND is one of:
               migrate [--schema DIR]              apply the missing schema migrations
               replay DOC [--to V]                 rebuild DOC from the log, print it
@@ -26,7 +29,7 @@ struct Rewind: ParsableCommand {
 
             Every admin command takes --database CONNINFO (else REWIND_DATABASE, else the PG* variables) and --help. Exit status: 0 ok; 1 a check failed or the database refused (a name taken, a document that exists or does not); 2 usage; 3 the database cannot be reached. Every failure is followed by what to do. Long work (replay, verify, export, import) shows a progress bar on stderr when it is a terminal.
             """,
-        subcommands: [Admin.self])
+        subcommands: [Admin.self, Connect.self])
 }
 
 struct Admin: ParsableCommand {
