@@ -9,7 +9,7 @@ struct Rewind: ParsableCommand {
         abstract: "Rewind's command-line tools.",
         discussion: """
             rewind connect [HOST:PORT] --user NAME [--token T] DOC
-                                                  edit DOC live in this terminal (keys: see --help)
+                                                  edit DOC live in this terminal
 
             rewind admin COMMAND, where COMMAND is one of:
               migrate [--schema DIR]              apply the missing schema migrations
