@@ -55,6 +55,11 @@ let package = Package(
 
         .testTarget(name: "RewindCoreTests", dependencies: ["RewindCore"]),
         .testTarget(name: "RewindClientTests", dependencies: ["RewindClient", "RewindCore"]),
+        // The server in this process, its loop turned by the test (real PostgreSQL, real sockets).
+        .testTarget(name: "RewindServerTests", dependencies: [
+            "RewindServer", "RewindCore", "RewindStore", "RewindLoop",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "RewindIntegrationTests", dependencies: ["RewindCore", "RewindStore", "RewindLoop", "RewindClient"]),
     ]
 )

@@ -78,6 +78,10 @@ public final class EventLoop {
 
     public func run() { uv_run(raw, UV_RUN_DEFAULT) }
 
+    /// One loop turn without waiting (tests step the server with it): true while handles are active.
+    @discardableResult
+    public func runOnce() -> Bool { uv_run(raw, UV_RUN_NOWAIT) != 0 }
+
     /// Runs until no handle is active; used after closing everything on shutdown.
     public func drain() { uv_run(raw, UV_RUN_DEFAULT) }
 

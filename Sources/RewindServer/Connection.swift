@@ -24,13 +24,22 @@ protocol ReplyStream: AnyObject {
 
 /// One terminal's TCP connection: frames in, replies and pushes out.
 ///
-/// **In**: bytes are buffered in a `FrameDecoder` and frames are taken one at
-/// a time (`pump`), in order, while nothing holds the connection back: an
-/// answer it waits for before the next frame may run (`hold`: `hello`, an
-/// access check), output it has not read (`outputBytes` past the bound), too
-/// many of its commits in flight, or its share of this loop turn used up.
-/// Meanwhile the socket is not read, so what the peer sends waits in the
-/// kernel: back-pressure instead of memory.
+/// **In**: a serial mailbox. Bytes are buffered in a `FrameDecoder` and
+/// frames are taken one at a time (`pump`), in order; the next is taken only
+/// once the request before it has been *processed* — applied (a submit to
+/// the speculative ledger, a focus to the presence), queued behind its
+/// document's commits, or answered — never merely because it was read. A
+/// request whose processing waits for something (the token's owner at
+/// `hello`, the roles of its document, an `open`'s head, a document catching
+/// up, a shake's prompt) takes a `Processing` and ends it when done; the
+/// connection's later frames wait meanwhile. That one rule is what keeps
+/// pipelined requests in order. Replies to commits still come after their
+/// commit, so they may overtake nothing but follow later replies.
+///
+/// Frames also wait behind output the peer has not read (`outputBytes` past
+/// the bound), too many of its commits in flight, or its share of this loop
+/// turn used up. Meanwhile the socket is not read, so what the peer sends
+/// waits in the kernel: back-pressure instead of memory.
 ///
 /// **Out**: replies and pushes are queued during a loop turn and written once
 /// per turn (the server flushes dirty connections just before the loop
@@ -38,7 +47,7 @@ protocol ReplyStream: AnyObject {
 /// queued or not yet written counts against one bound (`--max-output-bytes`):
 /// past it the connection's own requests wait; pushes past twice the bound,
 /// or a connection over it for `--slow-timeout`, mean the terminal is too
-/// slow, and it is closed (`bye` `slow`).
+/// slow, and it is closed (`bye` `slow`) after the loop turn (`closeSoon`).
 final class Connection {
     // What a push and a flush touch come first, in one or two cache lines
     // (stored properties are laid out in this order): a broadcast touches
@@ -83,9 +92,6 @@ final class Connection {
     /// Wall-clock time of its `hello` (ms): a take-over announced by another instance closes only older connections.
     var helloAt: Int64 = 0
     var openDocuments: Set<String> = []
-    /// Documents with an `open` under way: requests sent right behind it
-    /// (pasted or pipelined) count them as open, and run after it.
-    var opening: [String: Int] = [:]
     /// Supported locale for titles (`Titles.locale`).
     var locale = "en"
     /// Per document: the explicit undo group this terminal holds open.
@@ -103,27 +109,18 @@ final class Connection {
     var errorPrompts = false
     var gestures = Connection.defaultGestures
     static let defaultGestures = ["two_finger_tap": "undo", "three_finger_tap": "redo"]
-    /// `motion` requests still looking at their document, and `respond`s sent
-    /// right behind them for a prompt not presented yet: they run once the
-    /// shakes are done (a pasted session can answer "p1" before it exists).
-    var shakesInFlight = 0
-    var respondsWaiting: [Request] = []
     /// The session's pasteboard (`copy` / `paste` on the chain).
     var clipboard: [Unicode.Scalar] = []
 
     // Input
-    private var holds = 0
+    /// Parts of the request taken last still being processed (`Processing`): the mailbox waits for them.
+    private var processing = 0
     private var pumping = false
     /// In the server's list of connections to continue on the next loop turn.
     var continuesNextTurn = false
     /// Edits sent and not yet answered: past the limit, the next frames wait.
     var commitsInFlight = 0
-    private var afterCommits: [() -> Void] = []
-    /// Requests queued until their document is ready (behind an `open`'s head
-    /// check, a load, a catch-up), which then all run in one loop turn: at
-    /// most a turn's share of them (`requestsPerTurn`) may wait; past it the
-    /// next frames wait in the kernel, as they do behind the output bound.
-    var waitingForDocument = 0
+    private var afterCommits: [(processing: Processing, body: () -> Void)] = []
     var requests: TokenBucket
     var badFramesInARow = 0
     /// Counted in `Server.handshakesPerAddress` (until hello succeeds or it ends).
@@ -205,8 +202,7 @@ final class Connection {
 
     /// Frames may be dispatched now (see the type's comment).
     private var mayDispatch: Bool {
-        holds == 0 && outputBytes < maxOutputBytes && commitsInFlight < server.config.maxCommitsInFlight
-            && waitingForDocument < server.config.requestsPerTurn
+        processing == 0 && closingSoon == nil && outputBytes < maxOutputBytes && commitsInFlight < server.config.maxCommitsInFlight
     }
 
     /// Dispatches buffered frames, in order, while nothing holds the
@@ -239,12 +235,16 @@ final class Connection {
         server.partialLineChanged(self, to: decoder.partialBytes)
     }
 
-    /// The next frames wait until `release` (an answer this request needs first).
-    func hold() { holds += 1 }
+    /// The request being processed goes on after the current call returns:
+    /// the next frame waits until the `Processing` returned ends.
+    func processingGoesOn() -> Processing {
+        processing += 1
+        return Processing(self)
+    }
 
-    func release() {
-        holds -= 1
-        if holds == 0 { pump() }
+    fileprivate func processingEnded() {
+        processing -= 1
+        if processing == 0 { pump() }
     }
 
     /// A submit was answered: the frames waiting behind the in-flight limit may go.
@@ -253,9 +253,9 @@ final class Connection {
         if commitsInFlight == 0 && !afterCommits.isEmpty {
             let waiting = afterCommits
             afterCommits = []
-            for body in waiting {
-                body()
-                release()
+            for w in waiting {
+                w.body()
+                w.processing.end()
             }
             return
         }
@@ -265,26 +265,10 @@ final class Connection {
     /// Runs `body` once every edit this connection sent before (submits,
     /// undos, redos, chain edits, restores) has its answer, the connection's
     /// later frames waiting meanwhile: a `peek` or `scrub` pasted behind
-    /// submits sees them in the log.
+    /// submits sees them in the log (which it reads), not only in memory.
     func afterOwnCommits(_ body: @escaping () -> Void) {
         guard commitsInFlight > 0 else { return body() }
-        hold()
-        afterCommits.append(body)
-    }
-
-    /// `body` for a request that waits for its document: counted in `waitingForDocument` until it has run.
-    func waitingForDocument(_ body: @escaping (RewindError?) -> Void) -> (RewindError?) -> Void {
-        waitingForDocument += 1
-        return { [self] error in
-            body(error)
-            documentWaitEnded()
-        }
-    }
-
-    /// A request that waited for its document has run: the frames held back behind the limit may go.
-    func documentWaitEnded() {
-        waitingForDocument -= 1
-        if waitingForDocument == server.config.requestsPerTurn - 1 { pump() }
+        afterCommits.append((processingGoesOn(), body))
     }
 
     // MARK: Output
@@ -314,7 +298,7 @@ final class Connection {
 
     /// Queues a push; the same bytes object may go to many connections.
     func push(_ bytes: SharedBytes) {
-        guard !isClosed else { return }
+        guard !isClosed, closingSoon == nil else { return }
         if outputBytes + bytes.count > 2 * maxOutputBytes {
             return slow("more than \(2 * maxOutputBytes) bytes unread")
         }
@@ -336,10 +320,34 @@ final class Connection {
         markDirty()
     }
 
+    /// Found too slow — often while pushing one event to every subscriber:
+    /// closed after the loop turn (`closeSoon`), not in the middle of it.
     func slow(_ why: String) {
-        if !isClosed { counts?.slowDisconnects += 1 }
+        guard !isClosed, closingSoon == nil else { return }
+        counts?.slowDisconnects += 1
         server.logger.warning("closing slow terminal", metadata: ["conn": "\(label)", "why": "\(why)"])
-        close(reason: "slow", retry: true, message: "\(why); reconnect and `open` with `since` to catch up")
+        closeSoon(reason: "slow", retry: true, message: "\(why); reconnect and `open` with `since` to catch up")
+    }
+
+    /// Set by `closeSoon`: what the `bye` will say.
+    private(set) var closingSoon: (reason: String, retry: Bool, message: String)?
+
+    /// Marks the connection to be closed once the current loop turn's work is
+    /// done (Redis's "close as soon as possible"): a broadcast, a presence
+    /// flush or a sweep that finds it dead goes on over a stable set of
+    /// connections, and its groups, prompts and presence go away afterwards,
+    /// in one place (`Server.closeMarked`). Meanwhile it takes no more pushes
+    /// and no more frames.
+    func closeSoon(reason: String, retry: Bool, message: String) {
+        guard !isClosed, closingSoon == nil else { return }
+        closingSoon = (reason, retry, message)
+        server.closeAfterTurn(self)
+    }
+
+    /// `closeSoon`'s second half, run by the server after the loop turn.
+    func closeMarked() {
+        guard let m = closingSoon else { return }
+        close(reason: m.reason, retry: m.retry, message: m.message)
     }
 
     private func markDirty() {
@@ -460,4 +468,19 @@ final class Connection {
 extension Connection: DeferredWork {
     /// A flush put off past the loop turn's writes (see `flush`).
     func runDeferred() { flush(budgeted: false) }  // the loop counts the turn's writes
+}
+
+/// One part of a request's processing that ends after the call that took the
+/// request has returned (`Connection.processingGoesOn`). Ending it twice is
+/// harmless; the mailbox takes the next frame when the last part ends.
+final class Processing {
+    private weak var connection: Connection?
+
+    fileprivate init(_ c: Connection) { connection = c }
+
+    func end() {
+        guard let c = connection else { return }
+        connection = nil
+        c.processingEnded()
+    }
 }

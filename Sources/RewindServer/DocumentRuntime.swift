@@ -114,43 +114,30 @@ final class DocumentRuntime {
 
     // MARK: Readiness and catch-up
 
-    /// Runs `body` once the runtime has read the log up to its head (at once if it has).
-    ///
-    /// Waiters run in the order they asked, so requests of one connection keep
-    /// the order they were sent in; one that asks again from inside a waiter
-    /// (an undo handler that then runs its command) goes at once.
+    /// Runs `body` once the runtime has read the log up to its head (at once
+    /// if it has), after those that asked before it.
     func whenReady(_ body: @escaping (RewindError?) -> Void) {
-        if state == .ready && whenReadyQueue.isEmpty && headChecks == 0 { body(nil); return }
+        if state == .ready && whenReadyQueue.isEmpty { body(nil); return }
         whenReadyQueue.append(body)
         if state == .stale { catchUp() }
     }
 
     /// Like `whenReady`, but first asks the log for its head, so that entries
     /// another server appended are read before `body` runs (used by `open`).
-    /// Requests made meanwhile wait behind it: a `focus` pipelined behind an
-    /// `open` runs after that open has subscribed the terminal.
+    /// The connection asking waits for the answer (its mailbox), so nothing
+    /// of its own can run before it here.
     func whenCurrent(_ body: @escaping (RewindError?) -> Void) {
-        guard state == .ready && whenReadyQueue.isEmpty && headChecks == 0 else { return whenReady(body) }
-        headChecks += 1
+        guard state == .ready && whenReadyQueue.isEmpty else { return whenReady(body) }
         server.store.head(doc: id) { [self] result in
-            self.headChecks -= 1
             switch result {
             case let .failure(e): body(e)
             case .success(nil): body(.notFound("no document \"\(self.id)\""))
             case let .success(head?):
                 if self.isBehind(head) && self.state == .ready && self.pending.isEmpty { self.state = .stale }
-                self.whenReadyQueue.insert(body, at: 0)  // ahead of what queued behind it
-            }
-            if self.state == .stale {
-                self.catchUp()
-            } else if self.state == .ready && self.headChecks == 0 {
-                self.releaseWaiters()
-                self.followLog()
+                self.whenReady(body)
             }
         }
     }
-    /// Head queries of `whenCurrent` under way: while one is out, others wait behind it.
-    private var headChecks = 0
 
     private func isBehind(_ head: EventStore.Head) -> Bool { head.seq > committed.seq }
 
@@ -336,7 +323,7 @@ final class DocumentRuntime {
     /// `commit` as this instance's own entries (so the terminals here get
     /// them as pushes), when no command of ours is in flight.
     private func followLog() {
-        guard !halted, pending.isEmpty, headChecks == 0, whenReadyQueue.isEmpty else { return }
+        guard !halted, pending.isEmpty, whenReadyQueue.isEmpty else { return }
         if state == .stale && (headUnknown || noticedSeq > committed.seq) {
             headUnknown = false
             return catchUp()

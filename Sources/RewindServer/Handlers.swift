@@ -45,23 +45,33 @@ extension Server {
         }
     }
 
-    /// Session first, then access: a request about a document runs only if
-    /// the caller's role allows what `RequestAccess.needs` says it needs.
+    /// Runs `r` by its entry in `RequestType.all`, once what the entry asks
+    /// for holds: a session, a role on the document that allows the request,
+    /// the document open on this connection.
     func dispatch(_ r: Request, from c: Connection) throws(RewindError) {
-        if r.type == "hello" { return try hello(r, c) }
+        let type = RequestType.byName[r.type]
+        if case let .hello(handler) = type?.rule { return try handler(self, r, c) }
         guard c.user != nil else { throw RewindError(.unauthorized, "say hello with a token first") }
-        if r.type == "ping" { return c.reply(Message.reply(r.id)) }
-        if shuttingDown { throw RewindError(.unavailable, "server shutting down; reconnect") }
-        guard let need = RequestAccess.needs[r.type] else { return try route(r, c) }
-        try withAccess(to: try documentID(r), need, for: r, c) { [unowned self] role throws(RewindError) in
-            try self.route(r, c, role: role)
+        if shuttingDown && type?.duringShutdown != true { throw RewindError(.unavailable, "server shutting down; reconnect") }
+        switch type?.rule {
+        case nil: throw .badRequest("unknown request type \"\(r.type)\"", details: ["type": .string(r.type)])
+        case .hello: return
+        case let .session(handler)?: try handler(self, r, c)
+        case let .role(need, handler)?:
+            try withAccess(to: try documentID(r), need, for: r, c) { [unowned self] role throws(RewindError) in try handler(self, r, c, role) }
+        case let .openDocument(need, handler)?:
+            let doc = try documentID(r)
+            try withAccess(to: doc, need, for: r, c) { [unowned self] _ throws(RewindError) in
+                guard c.openDocuments.contains(doc) else { throw .badRequest("\(r.type): open document \"\(doc)\" first") }
+                try handler(self, r, c, self.document(doc))
+            }
         }
     }
 
     /// Runs `body` with the caller's role on `doc` if it allows `need`; else
     /// `r` fails (`not_found` without a role, `forbidden` with too little).
-    /// When the roles are not known yet, the connection's next frames wait
-    /// for them (`hold`), so requests still run in the order they were sent.
+    /// When the roles are not known yet, the request's processing goes on
+    /// until they are read (the connection's next frames wait for it).
     func withAccess(to doc: String, _ need: Need, for r: Request, _ c: Connection,
                     _ body: @escaping (Role) throws(RewindError) -> Void) throws(RewindError)
     {
@@ -71,9 +81,9 @@ extension Server {
             try RequestAccess.check(role, need, doc: doc, request: r.type)
             return try body(role!)
         }
-        c.hold()
+        let processing = c.processingGoesOn()
         access.load(doc) { result in
-            defer { c.release() }
+            defer { processing.end() }
             guard !c.isClosed else { return }
             do throws(RewindError) {
                 let role = try result.get()?.role(of: user.id)
@@ -85,27 +95,9 @@ extension Server {
         }
     }
 
-    private func route(_ r: Request, _ c: Connection, role: Role? = nil) throws(RewindError) {
-        switch r.type {
-        case "create_doc": try createDocument(r, c)
-        case "open": try open(r, c)
-        case "close": try close(r, c)
-        case "submit": try submit(r, c)
-        case "share": try share(r, c)
-        default:
-            if try dispatchUndo(r, c) { return }
-            if try dispatchFocus(r, c) { return }
-            if try dispatchChain(r, c) { return }
-            if try dispatchPrompts(r, c) { return }
-            if try dispatchScrub(r, c) { return }
-            if try dispatchQuickActions(r, c, role: role) { return }
-            throw .badRequest("unknown request type \"\(r.type)\"", details: ["type": .string(r.type)])
-        }
-    }
-
     // MARK: Session
 
-    private func hello(_ r: Request, _ c: Connection) throws(RewindError) {
+    func hello(_ r: Request, _ c: Connection) throws(RewindError) {
         guard c.user == nil else { throw .badRequest("hello was already said on this connection") }
         let token = try r.string("token", maxBytes: 256)
         let claimed = try r.optionalString("user", maxBytes: 64)
@@ -119,10 +111,10 @@ extension Server {
             throw RewindError(.rateLimited, "too many failed hellos from \(c.address); try again later",
                               details: ["retry_after_ms": .int(Int64(wait))])
         }
-        // Lines sent behind hello wait for it.
-        c.hold()
+        // Lines sent behind hello wait for it (and for its quick actions, and a launch shortcut's start).
+        let processing = c.processingGoesOn()
         store.authenticate(token: token) { [unowned self] result in
-            defer { c.release() }
+            defer { processing.end() }
             guard !c.isClosed else { return }
             switch result {
             case let .failure(e): c.fail(r, e)
@@ -149,9 +141,9 @@ extension Server {
                 self.clients[key] = c
                 self.cluster.tookOver(user: user.id, client: client, at: c.helloAt)  // and on the other instances
                 self.logger.debug("hello", metadata: ["conn": "\(c.label)"])
-                c.hold()  // until its quick actions are known
+                let joining = c.processingGoesOn()  // until its quick actions are known
                 self.quickActions.join(c) { items in
-                    defer { c.release() }
+                    defer { joining.end() }
                     c.reply(Message.reply(r.id, [
                         ("client", .string(client)), ("user", .string(user.name)), ("server", .string(self.serverName)),
                         ("protocol", 1), ("shortcuts", .array(items.map { $0.json(locale: c.locale) })),
@@ -186,7 +178,7 @@ extension Server {
         try r.string("doc", maxBytes: config.limits.maxNameBytes)
     }
 
-    private func createDocument(_ r: Request, _ c: Connection) throws(RewindError) {
+    func createDocument(_ r: Request, _ c: Connection) throws(RewindError) {
         let doc = try documentID(r)
         let title = try r.optionalString("title", maxBytes: 1024)
         store.createDocument(doc, title: title, owner: c.user!.id) { result in
@@ -198,7 +190,8 @@ extension Server {
         }
     }
 
-    func open(_ r: Request, _ c: Connection) throws(RewindError) {
+    /// `then` runs once the terminal is subscribed (not on an error, nor on a page that is not the last), before its next frame.
+    func open(_ r: Request, _ c: Connection, then: ((DocumentRuntime) -> Void)? = nil) throws(RewindError) {
         let doc = try documentID(r)
         let since = try r.optionalInt("since")
         if let since, since < 0 { throw .badRequest("open: `since` must be 0 or more") }
@@ -206,12 +199,12 @@ extension Server {
             throw RewindError(.rateLimited, "at most \(config.maxOpenDocuments) documents open per connection")
         }
         let d = document(doc)
-        c.opening[doc, default: 0] += 1
         d.opensInFlight += 1  // keeps the runtime from being dropped as idle meanwhile
-        c.waitingForDocument += 1  // until finishOpening
+        // Until the terminal is subscribed (or refused): what it sent behind `open` sees the document open.
+        let processing = c.processingGoesOn()
         d.whenCurrent { [unowned self] error in
             var handedOff = false
-            defer { if !handedOff { self.finishOpening(c, d) } }
+            defer { if !handedOff { self.finishOpening(c, d, processing, then) } }
             guard !c.isClosed else { return }
             if let error { return c.fail(r, error) }
             let head = d.committed.version
@@ -232,18 +225,16 @@ extension Server {
                 return self.subscribe(c, d)
             }
             handedOff = true
-            self.openFromLog(r, c, d, since: since) { self.finishOpening(c, d) }
+            self.openFromLog(r, c, d, since: since) { self.finishOpening(c, d, processing, then) }
         }
     }
 
-    /// An `open` finished (either way): the document no longer counts as being opened.
-    private func finishOpening(_ c: Connection, _ d: DocumentRuntime) {
-        defer { c.documentWaitEnded() }  // last: frames held back behind it may run now
+    /// An `open` finished (either way): the connection's next frame may run.
+    private func finishOpening(_ c: Connection, _ d: DocumentRuntime, _ processing: Processing, _ then: ((DocumentRuntime) -> Void)?) {
+        if let then, !c.isClosed, isOpen(d, on: c) { then(d) }
         d.opensInFlight -= 1
-        defer { documentMayBeIdle(d) }
-        c.opening[d.id]! -= 1
-        guard c.opening[d.id] == 0 else { return }
-        c.opening[d.id] = nil
+        documentMayBeIdle(d)
+        processing.end()  // last: the next frame sees all of the above
     }
 
     /// `c` has this runtime's document open (subscribed to this very runtime, not an evicted one).
@@ -251,16 +242,18 @@ extension Server {
         c.openDocuments.contains(d.id) && existingDocument(d.id) === d && d.subscribers[c.id] === c
     }
 
-    /// Runs `body` once the runtime is ready and the document open on `c`:
-    /// an `open` sent before it has then subscribed the terminal (requests
-    /// wait behind it in the runtime's queue), and one that closed it since
-    /// makes it fail rather than act for a terminal no longer there.
+    /// Runs `body` once the runtime is ready (at once when it is), with an
+    /// error if the document is not open on `c` (a `close` or a lost role
+    /// since). The request's processing goes on until `body` has run: the
+    /// connection's next frame sees what it did.
     func whenOpen(_ c: Connection, _ d: DocumentRuntime, _ body: @escaping (RewindError?) -> Void) {
-        d.whenReady(c.waitingForDocument { [unowned self] error in
+        let processing = c.processingGoesOn()
+        d.whenReady { [unowned self] error in
+            defer { processing.end() }
             guard !c.isClosed else { return body(.badRequest("connection closed")) }
             if let error { return body(error) }
             body(self.isOpen(d, on: c) ? nil : .badRequest("document \"\(d.id)\" is not open on this connection (open it first, and wait for all its pages)"))
-        })
+        }
     }
 
     /// Catch-up older than what is held in memory: one page from the log; the
@@ -328,23 +321,14 @@ extension Server {
         pushPromptState(d, to: c, force: true)
     }
 
-    private func close(_ r: Request, _ c: Connection) throws(RewindError) {
+    func close(_ r: Request, _ c: Connection) throws(RewindError) {
         let doc = try documentID(r)
-        // Behind an `open` sent before it: close what that open opens.
-        if c.opening[doc] != nil, let d = existingDocument(doc) {
-            return d.whenReady(c.waitingForDocument { [unowned self] _ in self.closeDocument(r, c, doc) })
-        }
-        closeDocument(r, c, doc)
-    }
-
-    private func closeDocument(_ r: Request, _ c: Connection, _ doc: String) {
-        guard !c.isClosed else { return }
         let wasOpen = c.openDocuments.contains(doc)
         leaveDocument(c, doc)
         c.reply(Message.reply(r.id, [("doc", .string(doc)), ("closed", .bool(wasOpen))]))
     }
 
-    private func submit(_ r: Request, _ c: Connection) throws(RewindError) {
+    func submit(_ r: Request, _ c: Connection) throws(RewindError) {
         let limits = config.limits
         let doc = try documentID(r)
         let tx = try r.string("tx", maxBytes: limits.maxNameBytes)

@@ -84,6 +84,17 @@ public final class Server {
     /// metrics endpoint (`--metrics`) listens at once: `/health` says why
     /// the database is not reachable meanwhile.
     public func run(onMetricsListening: ((Int) -> Void)? = nil, onListening: ((Int) -> Void)? = nil) throws {
+        try start(onMetricsListening: onMetricsListening, onListening: onListening)
+        loop.run()
+        if let listenError { throw listenError }
+        logger.info("stopped")
+    }
+
+    /// Why listening failed (`run` throws it once the loop has ended).
+    private var listenError: Error?
+
+    /// Everything `run` does before it runs the loop: a test steps the loop itself (`EventLoop.runOnce`).
+    func start(onMetricsListening: ((Int) -> Void)? = nil, onListening: ((Int) -> Void)? = nil) throws {
         signal(SIGPIPE, SIG_IGN)
         if let address = config.metricsAddress {
             let endpoint = MetricsEndpoint(server: self)
@@ -92,7 +103,6 @@ public final class Server {
             logger.info("metrics endpoint listening", metadata: ["address": "\(address.host):\(port)"])
             onMetricsListening?(port)
         }
-        var listenError: Error?
         let wait = Timer(loop: loop)
         let startListening = { [unowned self] in
             guard self.listener == nil, !self.shuttingDown else { return }
@@ -105,7 +115,7 @@ public final class Server {
                 self.logger.info("listening", metadata: ["address": "\(self.config.host):\(listener.port)"])
                 onListening?(listener.port)
             } catch {
-                listenError = error
+                self.listenError = error
                 self.shutdown()
             }
         }
@@ -137,9 +147,6 @@ public final class Server {
                 self.shutdown()
             })
         }
-        loop.run()
-        if let listenError { throw listenError }
-        logger.info("stopped")
     }
 
     // MARK: Connections
@@ -241,8 +248,28 @@ public final class Server {
         }
     }
 
+    /// Connections marked `closeSoon` during this loop turn.
+    private var marked: [Connection] = []
+
+    func closeAfterTurn(_ c: Connection) {
+        marked.append(c)
+    }
+
+    /// Closes the connections marked this turn; closing one (its presence
+    /// leaving, its groups closing) may mark others, closed here too.
+    private func closeMarked() {
+        while !marked.isEmpty {
+            let list = marked
+            marked = []
+            for c in list { c.closeMarked() }
+        }
+    }
+
+    /// Just before the loop sleeps: marked connections close, presence moved this turn is pushed, output is written.
     private func flushDirty() {
+        closeMarked()
         flushMovedPresence()
+        closeMarked()
         let list = dirty
         dirty = []
         for c in list { c.flush() }

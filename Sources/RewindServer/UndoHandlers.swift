@@ -3,27 +3,6 @@ import RewindLoop
 
 /// Undo requests of PROTOCOL.md: groups, action names, undo/redo, history.
 extension Server {
-    func dispatchUndo(_ r: Request, _ c: Connection) throws(RewindError) -> Bool {
-        switch r.type {
-        case "begin_group": try beginGroup(r, c)
-        case "end_group": try endGroup(r, c)
-        case "set_action": try setAction(r, c)
-        case "undo": try revert(r, c, kind: .undo)
-        case "redo": try revert(r, c, kind: .redo)
-        case "clear_history": try clearHistory(r, c)
-        case "history": try history(r, c)
-        default: return false
-        }
-        return true
-    }
-
-    /// The document, which the terminal must have open: undo works on what it sees.
-    func openDocument(_ r: Request, _ c: Connection) throws(RewindError) -> DocumentRuntime {
-        let doc = try r.string("doc", maxBytes: config.limits.maxNameBytes)
-        guard c.openDocuments.contains(doc) || c.opening[doc] != nil else { throw .badRequest("\(r.type): open document \"\(doc)\" first") }
-        return document(doc)
-    }
-
     /// Runs `body` with the request's scope once the document is open and the
     /// requests before this one have run (so a `focus` sent just before counts);
     /// answers the error instead when there is one.
@@ -45,8 +24,7 @@ extension Server {
         return key
     }
 
-    private func beginGroup(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func beginGroup(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let action = try r.optionalString("action", maxBytes: config.limits.maxNameBytes)
         let selection = try Selection.parse(r.body["selection"])
         if var g = c.groups[d.id] {
@@ -60,8 +38,7 @@ extension Server {
         c.reply(Message.reply(r.id, [("level", .int(Int64(c.groups[d.id]!.level)))]))
     }
 
-    private func endGroup(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func endGroup(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let selection = try Selection.parse(r.body["selection"])
         guard var g = c.groups[d.id] else { throw .badRequest("end_group at level 0: no group is open") }
         g.level -= 1
@@ -80,8 +57,7 @@ extension Server {
         }]))
     }
 
-    private func setAction(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func setAction(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let action = try r.string("action", maxBytes: config.limits.maxNameBytes)
         if c.groups[d.id] != nil {
             c.groups[d.id]!.action = action  // recorded when the group closes
@@ -103,8 +79,7 @@ extension Server {
         }
     }
 
-    private func revert(_ r: Request, _ c: Connection, kind: EventKind) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func revert(_ r: Request, _ c: Connection, _ d: DocumentRuntime, kind: EventKind) throws(RewindError) {
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
         let policy = try conflictPolicy(r)
         // The scope (focus decides without one) as it is once the requests before this one ran.
@@ -203,8 +178,7 @@ extension Server {
         }
     }
 
-    private func clearHistory(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func clearHistory(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
         whenOpenInScope(r, c, d) { scope in
             let mark = DocumentRuntime.MarkRequest(kind: .clear, userID: c.user!.id, client: c.clientID!, scope: scope, tx: tx)
@@ -217,8 +191,7 @@ extension Server {
         }
     }
 
-    private func history(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func history(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let user = c.user!.id
         whenOpenInScope(r, c, d) { scope in
             let h = d.committed.history

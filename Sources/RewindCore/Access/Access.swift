@@ -1,6 +1,5 @@
-/// Who may do what with a document (PROTOCOL.md "Access"): the one place that
-/// decides what each request needs. The server asks it before running a
-/// request; nothing else in the server decides on access.
+/// Who may do what with a document (PROTOCOL.md "Access"): roles, what each
+/// allows, and the error for a role that does not allow a request.
 public enum Role: String, Sendable, CaseIterable {
     /// The creator: everything, and sharing.
     case owner
@@ -23,30 +22,9 @@ public enum Need: String, Sendable {
     case read, edit, share
 }
 
+/// What requests need is registered with each request type, in the server
+/// (`RequestType.all`); the rules about roles themselves live here.
 public enum RequestAccess {
-    /// Requests about one document (named by their `doc` field) and what each
-    /// needs. A user with no role gets `not_found`, as for a document that
-    /// does not exist; a role that does not allow the request gets `forbidden`.
-    /// Requests not listed here name no document (`hello`, `ping`,
-    /// `create_doc`, `respond`, …) or need no role (`close` only ever closes
-    /// what the terminal has open); `respond` reaches its document through
-    /// the prompt, whose handler runs an edit command that is checked again.
-    public static let needs: [String: Need] = [
-        "open": .read,
-        "history": .read,
-        "focus": .read, "blur": .read, "select": .read, "hit_test": .read,
-        "validate": .read,
-        // `perform` and `gesture` need `edit` for the actions in `editingActions`.
-        "perform": .read, "gesture": .read,
-        "motion": .read,
-        "peek": .read, "scrub": .read, "scrub_cancel": .read,
-        "submit": .edit,
-        "begin_group": .edit, "end_group": .edit, "set_action": .edit,
-        "undo": .edit, "redo": .edit, "clear_history": .edit,
-        "scrub_commit": .edit,
-        "share": .share,
-    ]
-
     /// Chain actions that change the document: a viewer's `perform` of one is
     /// `forbidden`, and `validate` reports them disabled for it.
     public static let editingActions: Set<String> = ["undo", "redo", "delete", "paste"]

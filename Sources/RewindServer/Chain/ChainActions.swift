@@ -30,22 +30,20 @@ typealias ChainPerform = (_ by: Responder, _ ctx: ChainContext, _ r: Request) ->
 
 /// Requests of the responder chain: `perform`, `validate`, `gesture`.
 extension Server {
-    func dispatchChain(_ r: Request, _ c: Connection) throws(RewindError) -> Bool {
-        switch r.type {
-        case "perform":
-            let action = try r.string("action", maxBytes: 64)
-            let target = try r.optionalString("target", maxBytes: config.limits.maxNameBytes)
-            try perform(action, target: target, r, c)
-        case "gesture":
-            let gesture = try r.string("gesture", maxBytes: 64)
-            guard let action = c.gestures[gesture] else {
-                throw .notFound("gesture: no action is bound to \"\(gesture)\"", details: ["gestures": .array(c.gestures.keys.sorted().map { .string($0) })])
-            }
-            try perform(action, target: nil, r, c)
-        case "validate": try validate(r, c)
-        default: return false
+    /// `perform {doc, action, target?, args?}`: the action, from the target or the first responder up the chain.
+    func perform(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+        let action = try r.string("action", maxBytes: 64)
+        let target = try r.optionalString("target", maxBytes: config.limits.maxNameBytes)
+        try perform(action, target: target, r, c, d)
+    }
+
+    /// `gesture {doc, gesture}`: the action bound to the gesture at hello, from the first responder.
+    func gesture(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+        let gesture = try r.string("gesture", maxBytes: 64)
+        guard let action = c.gestures[gesture] else {
+            throw .notFound("gesture: no action is bound to \"\(gesture)\"", details: ["gestures": .array(c.gestures.keys.sorted().map { .string($0) })])
         }
-        return true
+        try perform(action, target: nil, r, c, d)
     }
 
     private func args(_ r: Request) throws(RewindError) -> JSONObject {
@@ -65,8 +63,7 @@ extension Server {
         return Responder.chain(from: ctx.presence.node.map { .node($0) }, in: ctx.document)
     }
 
-    private func perform(_ action: String, target: String?, _ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    private func perform(_ action: String, target: String?, _ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let args = try args(r)
         whenOpen(c, d) { [self] error in
             if let error { return c.fail(r, error) }
@@ -91,8 +88,7 @@ extension Server {
     }
 
     /// The editing menu: for each action, enabled now?, its title, and who would handle it.
-    private func validate(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func validate(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         guard let list = r.body["actions"]?.arrayValue, list.count <= 64 else {
             throw .badRequest("validate: `actions` must be a list of at most 64 action names")
         }

@@ -5,17 +5,6 @@ import RewindLoop
 /// responder and text selection per open document, seen by the others as
 /// `presence` pushes; and hit-testing.
 extension Server {
-    func dispatchFocus(_ r: Request, _ c: Connection) throws(RewindError) -> Bool {
-        switch r.type {
-        case "focus": try focus(r, c)
-        case "blur": try blur(r, c)
-        case "select": try select(r, c)
-        case "hit_test": try hitTest(r, c)
-        default: return false
-        }
-        return true
-    }
-
     /// A node of the current state that can be a first responder.
     private func focusableNode(_ r: Request, _ d: DocumentRuntime) throws(RewindError) -> Node {
         let id = try r.string("node", maxBytes: config.limits.maxNameBytes)
@@ -24,8 +13,7 @@ extension Server {
         return n
     }
 
-    private func focus(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func focus(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         whenOpen(c, d) { [self] error in
             if let error { return c.fail(r, error) }
             do throws(RewindError) {
@@ -39,8 +27,7 @@ extension Server {
         }
     }
 
-    private func blur(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func blur(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         whenOpen(c, d) { [self] error in
             if let error { return c.fail(r, error) }
             self.setPresence(d, c, Presence())
@@ -49,8 +36,7 @@ extension Server {
     }
 
     /// `select` moves the selection and makes its node the first responder.
-    private func select(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func select(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let start = try r.int("start")
         let end = try r.optionalInt("end") ?? start
         whenOpen(c, d) { [self] error in
@@ -67,8 +53,7 @@ extension Server {
         }
     }
 
-    private func hitTest(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func hitTest(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         guard let x = r.body["x"]?.doubleValue, let y = r.body["y"]?.doubleValue, x.isFinite, y.isFinite else {
             throw .badRequest("hit_test: `x` and `y` must be numbers")
         }
@@ -150,8 +135,10 @@ extension Server {
         let docs = presenceMovedDocs
         presenceMovedDocs = []
         for d in docs {
-            // One at a time: a push may close a slow terminal, whose leave must still see its own entry.
-            while let id = d.movedPresence.popFirst() {
+            // (A terminal found slow here is closed after this, by `closeMarked`: the set does not change under the loop.)
+            let moved = d.movedPresence
+            d.movedPresence = []
+            for id in moved {
                 guard let c = d.subscribers[id] else { continue }
                 broadcastPresence(d, of: c, d.presence[id] ?? Presence())
             }

@@ -158,13 +158,7 @@ final class LoopCounts {
 /// the client: one not listed here counts as `other` (a label per string a
 /// client makes up would let it grow the scrape without bound).
 enum RequestLabels {
-    static let types = [
-        "hello", "ping", "create_doc", "open", "close", "submit", "share",
-        "begin_group", "end_group", "set_action", "undo", "redo", "clear_history", "history",
-        "focus", "blur", "select", "hit_test", "perform", "gesture", "validate", "respond", "motion",
-        "scrub", "scrub_commit", "scrub_cancel", "shortcut", "peek", "pop", "preview_action",
-        "other", "malformed",
-    ]
+    static let types = RequestType.all.map(\.name) + ["other", "malformed"]
     static let typeIndex: [String: Int] = Dictionary(uniqueKeysWithValues: types.enumerated().map { ($1, $0) })
     static let other = typeIndex["other"]!
     /// A line that is not a request (too long, not JSON, no type): its type is unknown.

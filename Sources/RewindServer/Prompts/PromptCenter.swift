@@ -102,25 +102,12 @@ extension Server {
 
     // MARK: Requests
 
-    func dispatchPrompts(_ r: Request, _ c: Connection) throws(RewindError) -> Bool {
-        switch r.type {
-        case "respond": try respond(r, c)
-        case "motion": try motion(r, c)
-        default: return false
-        }
-        return true
-    }
-
     /// `respond {prompt, action}`: the prompt is dismissed everywhere it was
     /// shown (so it cannot be answered twice), then the action's handler runs
     /// and its result is the reply.
-    private func respond(_ r: Request, _ c: Connection) throws(RewindError) {
+    func respond(_ r: Request, _ c: Connection) throws(RewindError) {
         let id = try r.string("prompt", maxBytes: 64)
         let action = try r.string("action", maxBytes: 64)
-        if prompts[id] == nil && c.shakesInFlight > 0 {
-            c.respondsWaiting.append(r)
-            return
-        }
         guard let live = prompts[id], c.prompts.isPresented(id) else {
             throw .notFound("respond: no prompt \"\(id)\" is shown on this terminal", details: ["prompt": .string(id)])
         }
@@ -130,17 +117,6 @@ extension Server {
         }
         dismiss(id)
         live.answer(action, c, r)
-    }
-
-    /// A shake finished: `respond`s that waited for it run now, in order.
-    func shakeDone(_ c: Connection) {
-        c.shakesInFlight -= 1
-        guard c.shakesInFlight == 0, !c.respondsWaiting.isEmpty else { return }
-        let waiting = c.respondsWaiting
-        c.respondsWaiting = []
-        for r in waiting where !c.isClosed {
-            do throws(RewindError) { try respond(r, c) } catch { c.fail(r, error) }
-        }
     }
 
     /// An error prompt for a request rejected for its content (hello `error_prompts: true`).

@@ -5,16 +5,14 @@ import RewindLoop
 /// terminal's first responder to the nearest undo history, then the prompt
 /// by NSUndoManager's four cases.
 extension Server {
-    func motion(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func motion(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let motion = try r.string("motion", maxBytes: 32)
         guard motion == "shake" else { throw .badRequest("motion: unknown motion \"\(motion)\" (known: shake)") }
         guard c.shakeToEdit else {
             return c.reply(Message.reply(r.id, [("prompt", .null), ("reason", "shake_to_edit is off for this terminal")]))
         }
-        c.shakesInFlight += 1
+        // Processed when the prompt is presented: a `respond` sent right behind it finds it.
         whenOpen(c, d) { [self] error in
-            defer { self.shakeDone(c) }
             if let error { return c.fail(r, error) }
             // Shaking again while an undo prompt is up (for any document) shows no second one.
             if let shown = c.prompts.all.first(where: { self.prompts[$0]?.prompt.reason == "shake" }) {

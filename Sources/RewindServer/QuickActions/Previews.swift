@@ -61,11 +61,8 @@ extension Server {
         var open = Request(id: r.id, type: "open", body: JSONObject([("doc", .string(p.doc))]))
         open.replyTag = r.replyTag
         try withAccess(to: p.doc, .read, for: open, c) { [unowned self] _ throws(RewindError) in
-            try self.open(open, c)
-            guard let node = p.node else { return }
-            let d = self.document(p.doc)
-            self.whenOpen(c, d) { error in  // behind the open, as a pipelined `focus` would be
-                guard error == nil, let n = d.current.document[node], n.focusable else { return }
+            try self.open(open, c) { d in
+                guard let node = p.node, let n = d.current.document[node], n.focusable else { return }
                 self.setPresence(d, c, Presence(node: node))
             }
         }
@@ -120,12 +117,12 @@ extension Server {
     /// previewed version, as `scrub_commit` does.
     private func restore(_ p: Preview, tx: String, answering r: Request, _ c: Connection) {
         let d = document(p.doc)
-        c.hold()
+        let processing = c.processingGoesOn()
         d.whenCurrent { [unowned self] error in
-            if let error { c.fail(r, error); return c.release() }
+            if let error { c.fail(r, error); return processing.end() }
             let base = d.committed.version, from = d.committed.document
             self.document(p.doc, at: p.version, head: base) { result in
-                defer { c.release() }
+                defer { processing.end() }
                 guard !c.isClosed else { return }
                 switch result {
                 case let .failure(e): c.fail(r, e)

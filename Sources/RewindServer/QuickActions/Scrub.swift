@@ -94,18 +94,7 @@ final class ScrubSession {
 }
 
 extension Server {
-    func dispatchScrub(_ r: Request, _ c: Connection) throws(RewindError) -> Bool {
-        switch r.type {
-        case "scrub": try scrub(r, c)
-        case "scrub_commit": try scrubCommit(r, c)
-        case "scrub_cancel": try scrubCancel(r, c)
-        default: return false
-        }
-        return true
-    }
-
-    private func scrub(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func scrub(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         guard let progress = r.body["progress"]?.doubleValue, progress.isFinite, (0...1).contains(progress) else {
             throw .badRequest("scrub: `progress` must be a number from 0 to 1")
         }
@@ -136,10 +125,9 @@ extension Server {
     private func start(_ session: ScrubSession, _ d: DocumentRuntime, to target: Int64, _ c: Connection,
                        _ done: @escaping (RewindError?) -> Void)
     {
+        // (Inside `inOrder`: the connection's next frame waits for the whole step.)
         guard session.snapshots != nil else {
-            c.hold()
             return store.snapshotVersions(doc: d.id) { [self] result in
-                defer { c.release() }
                 session.snapshots = (try? result.get()) ?? []  // without: the log alone
                 self.start(session, d, to: target, c, done)
             }
@@ -149,9 +137,7 @@ extension Server {
         case .empty: session.restart(at: 0, Document()); done(nil)
         case .base: session.restart(at: session.baseVersion, session.baseDocument); done(nil)
         case .snapshot:
-            c.hold()
             store.snapshotDocument(doc: d.id, atOrBelow: target) { result in
-                defer { c.release() }
                 switch result {
                 case let .success(s?): session.restart(at: s.version, s.document)
                 case .success(nil), .failure: session.snapshots = []  // unusable: walk instead
@@ -162,8 +148,8 @@ extension Server {
     }
 
     /// Makes sure `session` holds every event between its position and `target`:
-    /// from the ledger's memory where it has them, else from the log (the
-    /// connection's later requests wait meanwhile, so they keep their order).
+    /// from the ledger's memory where it has them, else from the log (inside
+    /// `inOrder`: the connection's later requests wait meanwhile).
     private func readChanges(_ session: ScrubSession, _ d: DocumentRuntime, to target: Int64, _ c: Connection,
                              _ done: @escaping (RewindError?) -> Void)
     {
@@ -176,9 +162,7 @@ extension Server {
             fromLog = range.lowerBound <= v - 1 ? range.lowerBound...(v - 1) : nil
         }
         guard let need = fromLog else { return done(nil) }
-        c.hold()
         store.events(doc: d.id, after: need.lowerBound - 1, to: need.upperBound, limit: Int(need.count)) { result in
-            defer { c.release() }
             switch result {
             case let .failure(e): done(e)
             case let .success(events):
@@ -191,8 +175,7 @@ extension Server {
     /// Appends one `restore` event whose ops turn the state the scrub began
     /// on into the scrubbed state (rebased through what others did since, as a
     /// late submit is): one undo group, "Restore Version".
-    private func scrubCommit(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func scrubCommit(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes) ?? UUID.random()
         inOrder(c) { [self] done in
             self.whenOpen(c, d) { error in
@@ -208,8 +191,7 @@ extension Server {
         }
     }
 
-    private func scrubCancel(_ r: Request, _ c: Connection) throws(RewindError) {
-        let d = try openDocument(r, c)
+    func scrubCancel(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         inOrder(c) { [self] done in
             self.whenOpen(c, d) { error in
                 defer { done() }
@@ -225,8 +207,8 @@ extension Server {
     /// frames wait until `body` calls `done` — a scrub's steps, its commit
     /// and its cancel each see the one before finished.
     func inOrder(_ c: Connection, _ body: @escaping (_ done: @escaping () -> Void) -> Void) {
-        c.hold()
-        c.afterOwnCommits { body { c.release() } }
+        let processing = c.processingGoesOn()
+        c.afterOwnCommits { body { processing.end() } }
     }
 }
 

@@ -22,17 +22,10 @@ struct LaunchShortcut {
 }
 
 extension Server {
-    func dispatchQuickActions(_ r: Request, _ c: Connection, role: Role?) throws(RewindError) -> Bool {
-        switch r.type {
-        case "shortcut":
-            guard let v = r.body["shortcut"] else { throw .badRequest("shortcut: missing field `shortcut` ({type, info})") }
-            run(try LaunchShortcut(v), answering: r, c)
-        case "peek": try peek(r, c, role: role!)
-        case "pop": try pop(r, c)
-        case "preview_action": try previewAction(r, c)
-        default: return false
-        }
-        return true
+    /// `shortcut {shortcut: {type, info}}`: a quick action chosen on the home screen.
+    func shortcut(_ r: Request, _ c: Connection) throws(RewindError) {
+        guard let v = r.body["shortcut"] else { throw .badRequest("shortcut: missing field `shortcut` ({type, info})") }
+        run(try LaunchShortcut(v), answering: r, c)
     }
 
     /// Runs a quick action as the request `r` (a `shortcut`, or the `hello`
@@ -66,9 +59,9 @@ extension Server {
             name = s
         }
         let doc = "doc-" + UUID.random()
-        c.hold()  // the terminal's next request may be about the new document
+        let processing = c.processingGoesOn()  // the terminal's next request may be about the new document
         store.createDocument(doc, title: name, owner: c.user!.id) { result in
-            defer { c.release() }
+            defer { processing.end() }
             switch result {
             case let .failure(e): c.fail(r, e)
             case .success(false): c.fail(r, RewindError(.internal, "a fresh document id was taken: \(doc)"))
