@@ -49,6 +49,7 @@ protocol ReplyStream: AnyObject {
 /// or a connection over it for `--slow-timeout`, mean the terminal is too
 /// slow, and it is closed (`bye` `slow`) after the loop turn (`closeSoon`).
 final class Connection {
+    // (The output's state is used by Connection+Output.swift: one type in two files.)
     // What a push and a flush touch come first, in one or two cache lines
     // (stored properties are laid out in this order): a broadcast touches
     // every subscriber's, and the rest of the object is hundreds of bytes.
@@ -57,24 +58,24 @@ final class Connection {
     let stream: TCPStream
     unowned let server: Server
     /// What is written next, in order: everything queued ahead of a streamed reply.
-    @exclusivity(unchecked) private var output: [SharedBytes] = []
+    @exclusivity(unchecked) var output: [SharedBytes] = []
     /// Queued, streamed (estimated) and handed to libuv but not yet written.
-    @exclusivity(unchecked) private(set) var outputBytes = 0
-    @exclusivity(unchecked) private(set) var isDirty = false
-    @exclusivity(unchecked) private(set) var isClosed = false
-    @exclusivity(unchecked) private var streamStarted = false
+    @exclusivity(unchecked) var outputBytes = 0
+    @exclusivity(unchecked) var isDirty = false
+    @exclusivity(unchecked) var isClosed = false
+    @exclusivity(unchecked) var streamStarted = false
     /// A streamed reply and everything queued behind it, moved to `output`
     /// as it is produced (empty but while a large reply is being sent).
-    @exclusivity(unchecked) private var behind: [Outgoing] = []
+    @exclusivity(unchecked) var behind: [Outgoing] = []
     // (Read for every subscriber on each event: `promptStateMayHaveChanged`.)
     var user: (id: Int64, name: String)?
     /// `--max-output-bytes`, read on each push.
-    private let maxOutputBytes: Int
+    let maxOutputBytes: Int
     /// Where pushes are counted (`--metrics`; nil: they are not).
-    private let counts: LoopCounts?
-    @exclusivity(unchecked) private var writing = 0
+    let counts: LoopCounts?
+    @exclusivity(unchecked) var writing = 0
     /// Since when `outputBytes` has been past the bound (nil: it is not).
-    @exclusivity(unchecked) private(set) var overBoundSince: UInt64?
+    @exclusivity(unchecked) var overBoundSince: UInt64?
 
     let id: Int
     var decoder: FrameDecoder
@@ -86,6 +87,9 @@ final class Connection {
     let connectedAt: UInt64
     /// When the last complete line arrived (the idle timer counts lines, not bytes).
     var lastHeard: UInt64
+
+    /// Set by `closeSoon`: what the `bye` will say.
+    var closingSoon: (reason: String, retry: Bool, message: String)?
 
     // Session (and `user`, above)
     var clientID: String?
@@ -131,7 +135,7 @@ final class Connection {
     var partialCounted = 0
 
     // Output
-    private enum Outgoing {
+    enum Outgoing {
         case bytes(SharedBytes)
         case stream(ReplyStream)
     }
@@ -269,199 +273,6 @@ final class Connection {
     func afterOwnCommits(_ body: @escaping () -> Void) {
         guard commitsInFlight > 0 else { return body() }
         afterCommits.append((processingGoesOn(), body))
-    }
-
-    // MARK: Output
-
-    /// Answers `r` with an error; a request rejected for its content may also
-    /// present an error prompt, when the terminal asked for those at hello.
-    func fail(_ r: Request, _ e: RewindError) {
-        counts?.error(RequestLabels.index(of: r.type), e.code)
-        reply(Message.error(r.id, e, tag: r.replyTag))
-        if errorPrompts && Connection.promptedErrors.contains(e.code) { server.presentErrorPrompt(e, for: r, to: self) }
-    }
-
-    /// Errors about what a request asked for (not framing, not the server's state).
-    static let promptedErrors: Set<ErrorCode> = [.badRequest, .notFound, .conflict, .version, .forbidden, .tooLarge]
-
-    func reply(_ bytes: [UInt8]) {
-        guard !isClosed else { return }
-        enqueue(SharedBytes(bytes))
-    }
-
-    /// A reply produced in slices as the terminal reads it.
-    func reply(streaming s: ReplyStream) {
-        guard !isClosed else { return }
-        behind.append(.stream(s))
-        counted(s.remaining)
-    }
-
-    /// Queues a push; the same bytes object may go to many connections.
-    func push(_ bytes: SharedBytes) {
-        guard !isClosed, closingSoon == nil else { return }
-        if outputBytes + bytes.count > 2 * maxOutputBytes {
-            return slow("more than \(2 * maxOutputBytes) bytes unread")
-        }
-        if let counts {
-            counts.deliveries += 1
-            counts.deliveredBytes += bytes.count
-        }
-        enqueue(bytes)
-    }
-
-    private func enqueue(_ b: SharedBytes) {
-        if behind.isEmpty { output.append(b) } else { behind.append(.bytes(b)) }
-        counted(b.count)
-    }
-
-    private func counted(_ count: Int) {
-        outputBytes += count
-        if outputBytes >= maxOutputBytes && overBoundSince == nil { overBoundSince = server.loop.now }
-        markDirty()
-    }
-
-    /// Found too slow — often while pushing one event to every subscriber:
-    /// closed after the loop turn (`closeSoon`), not in the middle of it.
-    func slow(_ why: String) {
-        guard !isClosed, closingSoon == nil else { return }
-        counts?.slowDisconnects += 1
-        server.logger.warning("closing slow terminal", metadata: ["conn": "\(label)", "why": "\(why)"])
-        closeSoon(reason: "slow", retry: true, message: "\(why); reconnect and `open` with `since` to catch up")
-    }
-
-    /// Set by `closeSoon`: what the `bye` will say.
-    private(set) var closingSoon: (reason: String, retry: Bool, message: String)?
-
-    /// Marks the connection to be closed once the current loop turn's work is
-    /// done (Redis's "close as soon as possible"): a broadcast, a presence
-    /// flush or a sweep that finds it dead goes on over a stable set of
-    /// connections, and its groups, prompts and presence go away afterwards,
-    /// in one place (`Server.closeMarked`). Meanwhile it takes no more pushes
-    /// and no more frames.
-    func closeSoon(reason: String, retry: Bool, message: String) {
-        guard !isClosed, closingSoon == nil else { return }
-        closingSoon = (reason, retry, message)
-        server.closeAfterTurn(self)
-    }
-
-    /// `closeSoon`'s second half, run by the server after the loop turn.
-    func closeMarked() {
-        guard let m = closingSoon else { return }
-        close(reason: m.reason, retry: m.retry, message: m.message)
-    }
-
-    private func markDirty() {
-        if !isDirty {
-            isDirty = true
-            server.dirty.append(self)
-        }
-    }
-
-    /// Writes everything queued with one `writev` (`TCPStream.write`: what
-    /// the socket does not take at once is queued in libuv); a streamed reply adds
-    /// a slice only while less than `sliceBytes` are still being written.
-    ///
-    /// At most `EventLoop.writesPerTurn` connections are written per loop
-    /// turn: past it, or while others wait so (`budgeted`), the connection
-    /// stays dirty and is written on a next turn, in order
-    /// (`EventLoop.deferToNextTurn`), which the loop takes without sleeping.
-    /// A broadcast to thousands of terminals
-    /// is so written in parts, with the loop reading in between: events
-    /// committed meanwhile join the output of the terminals not yet written
-    /// (one write instead of two), and submits are not kept waiting for the
-    /// whole fan-out.
-    func flush(budgeted: Bool = true) {
-        guard hasOutput, !stream.isClosed else { isDirty = false; return }
-        if budgeted && (!stream.loop.mayWrite || stream.loop.hasDeferred) {
-            stream.loop.deferToNextTurn(self)  // still dirty: what is pushed meanwhile joins this write
-            return
-        }
-        isDirty = false
-        var bytes = 0
-        for b in output { bytes += b.count }
-        if !behind.isEmpty {
-            var taken = 0
-            scan: while taken < behind.count {
-                switch behind[taken] {
-                case let .bytes(b):
-                    output.append(b)
-                    bytes += b.count
-                    taken += 1
-                case let .stream(s):
-                    guard writing + bytes < Connection.sliceBytes else { break scan }  // more when this is read
-                    let before = s.remaining
-                    let slice = s.next(max: Connection.sliceBytes)
-                    streamStarted = true
-                    output.append(SharedBytes(slice))
-                    bytes += slice.count
-                    outputBytes += slice.count - (before - s.remaining)  // the estimate becomes real bytes
-                    if s.isDone {
-                        outputBytes -= s.remaining
-                        streamStarted = false
-                        taken += 1
-                    }
-                }
-            }
-            behind.removeFirst(taken)
-        }
-        guard !output.isEmpty else { return }
-        let queued = stream.write(output)
-        // The array is kept for the next pushes (no allocation per flush), unless it grew large.
-        output.removeAll(keepingCapacity: output.capacity <= 16)
-        writing += queued
-        if queued < bytes { writtenNow(bytes - queued) }
-    }
-
-    private var hasOutput: Bool { !output.isEmpty || !behind.isEmpty }
-
-    /// The socket took `bytes` at once (in `flush`, which runs just before
-    /// the loop sleeps): what a write completion does (`written`) runs on the
-    /// next loop turn, which the loop then takes without sleeping.
-    private func writtenNow(_ bytes: Int) {
-        outputBytes -= bytes
-        guard !isClosed else { return }
-        if outputBytes < maxOutputBytes { overBoundSince = nil }
-        guard hasOutput || !stream.isReading || decoder.bufferedBytes > 0 else { return }
-        if hasOutput { markDirty() }  // the rest of a streamed reply
-        server.continueNextTurn(self)  // pump, next turn
-    }
-
-    /// A write's queued rest is written (or failed).
-    private func written(_ bytes: Int) {
-        writing -= bytes
-        outputBytes -= bytes
-        guard !isClosed else { return }
-        if outputBytes < maxOutputBytes { overBoundSince = nil }
-        if hasOutput { markDirty() }  // the rest of a streamed reply
-        if !stream.isReading || decoder.bufferedBytes > 0 { pump() }
-    }
-
-    /// Says `bye` and closes once it is written.
-    func close(reason: String, retry: Bool, message: String) {
-        guard !isClosed else { return }
-        // What is queued behind a reply still streaming is dropped; end its line so the bye is a line of its own.
-        // (`behind` is empty or starts with a reply streaming: `flush` moves what is ahead of it to `output`.)
-        if !behind.isEmpty {
-            behind = []
-            if streamStarted { output.append(SharedBytes([0x0A])) }
-        }
-        output.append(SharedBytes(Message.bye(reason: reason, retry: retry, message: message)))
-        flush(budgeted: false)
-        isClosed = true
-        stream.close()
-        server.connectionEnded(self, reason: reason)
-        // A peer that stops reading would keep the shutdown (and its unsent
-        // bytes) pending forever: close hard after a grace period.
-        server.closeHardLater(stream)
-    }
-
-    /// Closes without a word (the peer is gone).
-    func drop() {
-        guard !isClosed else { return }
-        isClosed = true
-        output = []
-        behind = []
-        stream.close(now: true)
     }
 }
 

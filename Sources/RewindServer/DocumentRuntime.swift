@@ -43,14 +43,17 @@ final class DocumentRuntime {
         var tx: String?
     }
 
-    enum Outcome {
+    /// What a command came to, answered once its entries are committed.
+    enum CommandResult {
         case version(Int64)
         case revert(DocumentLedger.RevertResult)
+        /// An undo or redo under `prompt` that needs the user's answer first (its closing marks, if any, are committed).
+        case needsAnswer(DocumentLedger.RevertQuestion)
         /// A mark was recorded (or there was nothing to record).
         case marked
     }
 
-    typealias Reply = (Result<Outcome, RewindError>) -> Void
+    typealias Reply = (Result<CommandResult, RewindError>) -> Void
 
     struct Request {
         var command: Command
@@ -58,25 +61,26 @@ final class DocumentRuntime {
         var attempts = 0
     }
 
-    private struct Pending {
+    struct Pending {
         let entry: LogEntry
         /// Set on the command's last entry: answered when that commits.
         var request: Request?
-        var outcome: Outcome
+        var outcome: CommandResult
     }
 
-    private enum State { case stale, catchingUp, ready }
+    enum State { case stale, catchingUp, ready }
 
     let id: String
-    private unowned let server: Server
-    private(set) var committed: DocumentLedger
-    private var speculative: DocumentLedger
-    private var state = State.stale
+    unowned let server: Server
+    // (Set by this file and DocumentRuntime+CatchUp.swift only: the two halves of one type.)
+    var committed: DocumentLedger
+    var speculative: DocumentLedger
+    var state = State.stale
     /// Stopped: a committed entry did not apply (`halt`); it answers nothing any more.
     private(set) var halted = false
-    private var loadedOnce = false
-    private var pending: [Pending] = []
-    private var whenReadyQueue: [(RewindError?) -> Void] = []
+    var loadedOnce = false
+    private(set) var pending: [Pending] = []
+    var whenReadyQueue: [(RewindError?) -> Void] = []
     private var generation = 0
 
     private(set) var subscribers: [Int: Connection] = [:]
@@ -86,8 +90,14 @@ final class DocumentRuntime {
     var movedPresence: Set<Int> = []
     /// Terminals on other instances with presence here (`Cluster`), by instance and terminal.
     var remotePresence: [String: RemoteTerminal] = [:]
+    /// The head the newest `rewind_log` notice announced: entries up to it
+    /// are read from the log once nothing of this instance's is in flight
+    /// (its own appends' outcomes say whether the log moved under them).
+    var noticedSeq: Int64 = 0
+    /// Notices may have been missed (the listening connection came back): ask the log for its head.
+    var headUnknown = false
     /// Wire form of the newest committed events, oldest first, for catch-up from memory.
-    private(set) var recent: [(version: Int64, bytes: [UInt8])] = []
+    var recent: [(version: Int64, bytes: [UInt8])] = []
 
     init(id: String, server: Server) {
         self.id = id
@@ -112,241 +122,6 @@ final class DocumentRuntime {
     func subscribe(_ c: Connection) { subscribers[c.id] = c }
     func unsubscribe(_ c: Connection) { subscribers[c.id] = nil }
 
-    // MARK: Readiness and catch-up
-
-    /// Runs `body` once the runtime has read the log up to its head (at once
-    /// if it has), after those that asked before it.
-    func whenReady(_ body: @escaping (RewindError?) -> Void) {
-        if state == .ready && whenReadyQueue.isEmpty { body(nil); return }
-        whenReadyQueue.append(body)
-        if state == .stale { catchUp() }
-    }
-
-    /// Like `whenReady`, but first asks the log for its head, so that entries
-    /// another server appended are read before `body` runs (used by `open`).
-    /// The connection asking waits for the answer (its mailbox), so nothing
-    /// of its own can run before it here.
-    func whenCurrent(_ body: @escaping (RewindError?) -> Void) {
-        guard state == .ready && whenReadyQueue.isEmpty else { return whenReady(body) }
-        server.store.head(doc: id) { [self] result in
-            switch result {
-            case let .failure(e): body(e)
-            case .success(nil): body(.notFound("no document \"\(self.id)\""))
-            case let .success(head?):
-                if self.isBehind(head) && self.state == .ready && self.pending.isEmpty { self.state = .stale }
-                self.whenReady(body)
-            }
-        }
-    }
-
-    private func isBehind(_ head: EventStore.Head) -> Bool { head.seq > committed.seq }
-
-    private func catchUp() {
-        state = .catchingUp
-        if !loadedOnce && committed.seq == 0 && server.config.snapshotEvery > 0 {
-            return loadSnapshot()
-        }
-        readHead()
-    }
-
-    /// First load: start from the newest snapshot, reading only the tail of
-    /// the log it needs; on any trouble, replay the whole log instead.
-    private func loadSnapshot() {
-        server.store.latestSnapshot(doc: id) { [self] result in
-            guard case let .success(snapshot?) = result else {
-                if case let .failure(e) = result { self.server.logger.warning("snapshot unreadable; replaying the log", metadata: ["doc": "\(self.id)", "error": "\(e)"]) }
-                return self.readHead()
-            }
-            let start: Int64
-            do { start = try DocumentLedger.tailStart(snapshot: snapshot.state, limits: self.server.config.limits) } catch {
-                self.server.logger.warning("snapshot unusable; replaying the log", metadata: ["doc": "\(self.id)", "error": "\(error)"])
-                return self.readHead()
-            }
-            self.server.store.tail(doc: self.id, fromVersion: start, toSeq: snapshot.seq) { result in
-                switch result {
-                case let .failure(e): self.catchUpFailed(e)
-                case let .success(tail): self.restore(snapshot, tail)
-                }
-            }
-        }
-    }
-
-    /// The ledger from a snapshot, if the log's chain vouches for it; else the log is replayed.
-    private func restore(_ snapshot: EventStore.Snapshot, _ tail: [LogEntry]) {
-        do {
-            let ledger = try DocumentLedger(doc: id, snapshot: snapshot.state, tail: tail, limits: server.config.limits)
-            guard ledger.seq == snapshot.seq else { throw RewindError(.internal, "snapshot header and body disagree") }
-            committed = ledger
-            let events = tail.compactMap { if case let .event(e) = $0 { return e }; return nil }
-            recent = events.suffix(server.config.recentEvents).map { (version: $0.version, bytes: $0.wireBytes) }
-            server.logger.debug("loaded from snapshot", metadata: ["doc": "\(id)", "seq": "\(snapshot.seq)", "tail": "\(tail.count)"])
-        } catch {
-            server.logger.warning("snapshot does not restore; replaying the log", metadata: ["doc": "\(id)", "error": "\(error)"])
-        }
-        readHead()
-    }
-
-    private func readHead() {
-        server.store.head(doc: id) { [self] result in
-            switch result {
-            case let .failure(e): self.catchUpFailed(e)
-            case .success(nil): self.catchUpFailed(.notFound("no document \"\(id)\""))
-            case let .success(head?): self.readLog(upTo: head)
-            }
-        }
-    }
-
-    private func readLog(upTo head: EventStore.Head) {
-        guard isBehind(head) else { return caughtUp() }
-        server.store.entries(doc: id, afterSeq: committed.seq, toSeq: head.seq, limit: 5_000) { [self] result in
-            switch result {
-            case let .failure(e): self.catchUpFailed(e)
-            case let .success(entries):
-                do throws(RewindError) {
-                    for e in entries { try self.commit(e, trusted: false) }
-                } catch {
-                    self.server.logger.critical("log does not replay", metadata: ["doc": "\(self.id)", "error": "\(error)"])
-                    return self.catchUpFailed(error)
-                }
-                if entries.isEmpty { return self.catchUpFailed(RewindError(.internal, "log of \(self.id) ends before its head \(head)")) }
-                self.readLog(upTo: head)
-            }
-        }
-    }
-
-    private func caughtUp() {
-        speculative = committed
-        if !loadedOnce {
-            loadedOnce = true
-            // Waiters run once the groups left open are closed (SPEC section 4).
-            server.cluster.ask(self)
-            return closeOrphanedGroups(firstLoad: true) { [self] in
-                self.releaseWaiters()
-                self.followLog()
-            }
-        }
-        state = .ready
-        releaseWaiters()
-        followLog()
-    }
-
-    /// Runs the waiters in order; one that asks `whenReady` again runs at once.
-    private func releaseWaiters() {
-        let waiting = whenReadyQueue
-        whenReadyQueue = []
-        for w in waiting { w(nil) }
-        // A waiter's append failed at once (storage down) and left the state
-        // stale: anything queued since must not sit without a catch-up.
-        if state == .stale && !whenReadyQueue.isEmpty { catchUp() }
-    }
-
-    /// A server that stopped without closing its terminals' groups left them
-    /// open in the log: they are closed before anyone is served (SPEC
-    /// section 4) — but only those whose instance is gone: a group a terminal
-    /// on another live instance holds open stays open (`EventStore.orphanedGroups`).
-    ///
-    /// `firstLoad`: the document was just read (state `catchingUp`, made
-    /// `ready` here before the closes run). Otherwise (the periodic sweep,
-    /// after an instance died) groups this instance's terminals hold are
-    /// skipped, and nothing is done if the document is busy catching up.
-    /// `then` runs once the closes are committed, or at once.
-    func closeOrphanedGroups(firstLoad: Bool, then: @escaping () -> Void = {}) {
-        let heldHere = firstLoad ? [] : Set(subscribers.values.compactMap { $0.groups[id]?.id })
-        let candidates = committed.history.open.keys.filter { !heldHere.contains($0) }.sorted()
-        guard !candidates.isEmpty else {
-            if firstLoad { state = .ready }
-            return then()
-        }
-        server.store.orphanedGroups(doc: id, groups: candidates) { [self] result in
-            if firstLoad { self.state = .ready } else if self.state != .ready || self.halted { return then() }
-            guard case let .success(orphans) = result else {
-                if case let .failure(e) = result {
-                    self.server.logger.warning("could not tell which open groups are orphaned; leaving them open",
-                                               metadata: ["doc": "\(self.id)", "error": "\(e)"])
-                }
-                return then()
-            }
-            // What is still open now (the sweep's document may have moved meanwhile).
-            let h = self.speculative.history
-            let closes: [MarkRequest] = orphans.sorted().compactMap { group in
-                guard let scopes = h.open[group], let g = scopes.lazy.compactMap({ h.groups[.init(id: group, scope: $0)] }).first else { return nil }
-                return MarkRequest(kind: .close, userID: g.user, client: g.client, group: group)
-            }
-            guard !closes.isEmpty else { return then() }
-            self.server.logger.info("closing groups left open by instances that are gone", metadata: ["doc": "\(self.id)", "groups": "\(closes.count)"])
-            var left = closes.count
-            for m in closes {
-                // Straight to `process`: `run` would queue behind the waiters.
-                self.process(Request(command: .mark(m), replies: [{ _ in
-                    left -= 1
-                    if left == 0 { then() }
-                }]))
-            }
-        }
-    }
-
-    /// Groups are open in the log that no terminal here holds: another
-    /// instance's terminals', or left by one that is gone (the sweep checks).
-    var holdsGroupsOfOthers: Bool {
-        let open = committed.history.open
-        guard state == .ready, !open.isEmpty else { return false }
-        let heldHere = Set(subscribers.values.compactMap { $0.groups[id]?.id })
-        return open.keys.contains { !heldHere.contains($0) }
-    }
-
-    // MARK: Other instances' commits
-
-    /// The head the newest `rewind_log` notice announced: entries up to it
-    /// are read from the log once nothing of this instance's is in flight
-    /// (its own appends' outcomes say whether the log moved under them).
-    private var noticedSeq: Int64 = 0
-    /// Notices may have been missed (the listening connection came back): ask the log for its head.
-    private var headUnknown = false
-
-    /// A writer (another instance, this one, an operator's import) moved the head to `seq`.
-    /// Notices may come late, coalesced or out of order: only "the log reaches at least `seq`" is taken from one.
-    /// A document nobody here has open does not follow (its next `open` reads the head anyway).
-    func logMoved(to seq: Int64) {
-        guard loadedOnce, !halted, seq > committed.seq else { return }
-        noticedSeq = max(noticedSeq, seq)
-        if !subscribers.isEmpty || opensInFlight > 0 { followLog() }
-    }
-
-    /// Notices may have been lost: read the head and catch up from it.
-    func logMayHaveMoved() {
-        guard loadedOnce, !halted else { return }
-        headUnknown = true
-        followLog()
-    }
-
-    /// Reads what the notices announced, in order, through the same
-    /// `commit` as this instance's own entries (so the terminals here get
-    /// them as pushes), when no command of ours is in flight.
-    private func followLog() {
-        guard !halted, pending.isEmpty, whenReadyQueue.isEmpty else { return }
-        if state == .stale && (headUnknown || noticedSeq > committed.seq) {
-            headUnknown = false
-            return catchUp()
-        }
-        guard state == .ready else { return }
-        if headUnknown {
-            headUnknown = false
-            state = .catchingUp
-            return readHead()
-        }
-        guard noticedSeq > committed.seq else { return }
-        state = .catchingUp
-        readLog(upTo: EventStore.Head(version: 0, seq: noticedSeq))
-    }
-
-    private func catchUpFailed(_ e: RewindError) {
-        state = .stale
-        let waiting = whenReadyQueue
-        whenReadyQueue = []
-        for w in waiting { w(e) }
-        server.documentMayBeIdle(self)
-    }
-
     // MARK: Command → commit → broadcast → reply
 
     func run(_ request: Request) {
@@ -357,10 +132,10 @@ final class DocumentRuntime {
         }
     }
 
-    private func process(_ request: Request) {
+    func process(_ request: Request) {
         let after = speculative.headHash
         var entries: [LogEntry] = []
-        let outcome: Outcome
+        let outcome: CommandResult
         do {
             switch request.command {
             case let .submit(s):
@@ -384,9 +159,13 @@ final class DocumentRuntime {
                                                           action: c.action, selection: c.selection, id: UUID.random(),
                                                           time: wallClockMillis())))
                 }
-                let result = try speculative.revert(r)
-                if let e = result.event { entries.append(.event(e)) }
-                outcome = .revert(result)
+                switch try speculative.revertOrAsk(r) {
+                case let .reverted(result):
+                    if let e = result.event { entries.append(.event(e)) }
+                    outcome = .revert(result)
+                case let .needsAnswer(question):
+                    outcome = .needsAnswer(question)
+                }
             case let .mark(m):
                 if let tx = m.tx, speculative.markTransaction(user: m.userID, tx: tx) != nil {
                     return request.replies.forEach { $0(.success(.marked)) }
@@ -440,7 +219,7 @@ final class DocumentRuntime {
 
     /// Hands a sealed entry to the store, which commits it only on top of
     /// the entry whose hash is `after` (what it was computed against).
-    private func enqueue(_ entry: LogEntry, after: [UInt8], request: Request?, outcome: Outcome) {
+    private func enqueue(_ entry: LogEntry, after: [UInt8], request: Request?, outcome: CommandResult) {
         pending.append(Pending(entry: entry, request: request, outcome: outcome))
         let generation = self.generation
         let seq = entry.seq
@@ -537,7 +316,7 @@ final class DocumentRuntime {
     /// Applies a committed entry and tells every terminal with the document
     /// open. `trusted`: the entry is one this server sealed (its hash was
     /// computed, not read), else its hash is checked against the chain.
-    private func commit(_ entry: LogEntry, trusted: Bool) throws(RewindError) {
+    func commit(_ entry: LogEntry, trusted: Bool) throws(RewindError) {
         if trusted, let v = server.config.faultUnappliableVersion, case let .event(e) = entry, e.version == v {
             throw RewindError(.internal, "injected fault: event \(v) does not apply (--fault-unappliable-version)")
         }

@@ -142,11 +142,11 @@ extension Server {
                     ("selection", res.selection?.json ?? .null),
                     ("skipped", res.skipped.isEmpty ? nil : .array(res.skipped.map { $0.json(userName: { d.committed.userNames[$0] }) })),
                 ]))
+            case let .success(.needsAnswer(q)):
+                let conflicts = JSON.array(q.conflicts.map { $0.json(userName: { d.current.userNames[$0] }) })
+                self.presentConflict(r, c, d, o, group: q.group, action: q.action, conflicts: conflicts, extra: extra)
             case .success: c.reply(Message.reply(r.id, extra))
-            case let .failure(e):
-                guard o.policy == .prompt, e.code == .conflict, let details = e.details?.objectValue,
-                      let conflicts = details["conflicts"], let group = details["group"]?.stringValue else { return c.fail(r, e) }
-                self.presentConflict(r, c, d, o, group: group, action: details["action"]?.stringValue, conflicts: conflicts, extra: extra)
+            case let .failure(e): c.fail(r, e)
             }
         }]))
     }

@@ -7,7 +7,7 @@ final class LedgerTests: XCTestCase {
               eventID: "e-\(tx)-\(user)", time: 1_000)
     }
 
-    func event(_ o: DocumentLedger.Outcome) -> Event? {
+    func event(_ o: DocumentLedger.AppendResult) -> Event? {
         if case let .appended(e) = o { return e }
         return nil
     }

@@ -40,15 +40,42 @@ extension DocumentLedger {
         public var conflicts: [Conflict]
     }
 
-    /// Undoes the user's newest group in the scope (or redoes the newest undone one).
+    /// An undo or redo under `prompt` that would change what others did
+    /// since: nothing was applied; the user is asked (Undo Anyway / Cancel).
+    public struct RevertQuestion: Sendable {
+        public var group: String
+        public var action: String?
+        public var conflicts: [Conflict]
+    }
+
+    /// What an undo or redo came to: done, or a question for the user.
+    public enum RevertOutcome: Sendable {
+        case reverted(RevertResult)
+        case needsAnswer(RevertQuestion)
+    }
+
+    /// Undoes the user's newest group in the scope (or redoes the newest
+    /// undone one); under `prompt`, conflicts are `conflict` errors (an API
+    /// caller's answer; the server asks with `revertOrAsk`).
     public mutating func revert(_ r: RevertRequest) throws(RewindError) -> RevertResult {
+        switch try revertOrAsk(r) {
+        case let .reverted(result): return result
+        case let .needsAnswer(q):
+            throw RewindError(.conflict, "this changes what others did since; answer with on_conflict \"skip\" or \"force\"",
+                              details: ["conflicts": .array(q.conflicts.map { $0.json(userName: { self.userNames[$0] }) }),
+                                        "group": .string(q.group), "action": q.action.map { .string($0) } ?? .null])
+        }
+    }
+
+    /// `revert`, with a conflict under `prompt` as an answer, not an error: nothing is applied then.
+    public mutating func revertOrAsk(_ r: RevertRequest) throws(RewindError) -> RevertOutcome {
         precondition(r.kind == .undo || r.kind == .redo)
         let digest = r.digest
         if let tx = r.tx, let seen = transaction(user: r.userID, tx: tx) {
             guard seen.digest == digest else {
                 throw .conflict("transaction \"\(tx)\" was already used with different content", details: ["version": .int(seen.version)])
             }
-            return RevertResult(event: nil, version: seen.version, action: nil, selection: nil, skipped: [], conflicts: [])
+            return .reverted(RevertResult(event: nil, version: seen.version, action: nil, selection: nil, skipped: [], conflicts: []))
         }
         let verb = r.kind == .undo ? "undo" : "redo"
         guard let group = r.kind == .undo ? history.topUndo(user: r.userID, scope: r.scope) : history.topRedo(user: r.userID, scope: r.scope) else {
@@ -58,7 +85,10 @@ extension DocumentLedger {
             throw .conflict("the group this prompt offered to \(verb) is no longer on top of the stack",
                             details: ["group": .string(expected), "top": .string(group.key.id)])
         }
-        let revert = try history.revert(group, on: document, user: r.userID, policy: r.policy, limits: limits, userName: { self.userNames[$0] })
+        let revert = try history.revert(group, on: document, user: r.userID, policy: r.policy, limits: limits)
+        if r.policy == .prompt && !revert.conflicts.isEmpty {
+            return .needsAnswer(RevertQuestion(group: group.key.id, action: group.action, conflicts: revert.conflicts))
+        }
         let event = Event(doc: doc, version: version + 1, id: r.eventID, tx: r.tx ?? r.eventID, txDigest: digest, userID: r.userID,
                           userName: r.userName, client: r.client, group: group.key.id, kind: r.kind, action: group.action,
                           base: version, ops: revert.applied.ops, inverse: revert.applied.inverse, refers: group.key.id,
@@ -72,8 +102,8 @@ extension DocumentLedger {
             e.meta.selection = selection
         }
         seal(&e)
-        return RevertResult(event: e, version: e.version, action: group.action, selection: selection,
-                            skipped: revert.skipped, conflicts: revert.conflicts)
+        return .reverted(RevertResult(event: e, version: e.version, action: group.action, selection: selection,
+                                      skipped: revert.skipped, conflicts: revert.conflicts))
     }
 
     /// The selection before the group (for undo) or after it (for redo), as

@@ -81,7 +81,7 @@ public struct DocumentLedger: Sendable {
         }
     }
 
-    public enum Outcome: Sendable {
+    public enum AppendResult: Sendable {
         /// A new event, already applied to this ledger.
         case appended(Event)
         /// The same transaction was already recorded at this version.
@@ -97,7 +97,7 @@ public struct DocumentLedger: Sendable {
     public func transaction(user: Int64, tx: String) -> TxRecord? { transactions[TxKey(user: user, tx: Key(tx))] }
 
     /// Rebases `s` onto the head, applies it atomically and returns the event to append.
-    public mutating func append(_ s: Submission) throws(RewindError) -> Outcome {
+    public mutating func append(_ s: Submission) throws(RewindError) -> AppendResult {
         let digest = s.digest
         if let seen = transaction(user: s.userID, tx: s.tx) {
             guard seen.digest == digest else {

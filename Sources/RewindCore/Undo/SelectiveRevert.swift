@@ -52,9 +52,10 @@ public struct Revert: Sendable {
 
 extension UndoHistory {
     /// Reverts `group`'s current effect on `document` (the head) for `user`.
-    /// Under `prompt`, conflicts make it throw `conflict` with `details.conflicts`.
+    /// Conflicting ops are left out unless `force`; under `prompt` the caller
+    /// asks the user first (`DocumentLedger.revertOrAsk`).
     public func revert(_ group: Group, on document: Document, user: Int64, policy: ConflictPolicy,
-                       limits: Limits, userName: (Int64) -> String?) throws(RewindError) -> Revert
+                       limits: Limits) throws(RewindError) -> Revert
     {
         var r = Revert(document: document)
         // Ops of this revert applied so far: later ops for the older events of the group.
@@ -106,11 +107,6 @@ extension UndoHistory {
                 }
                 if allApplied { later = laterAfter }
             }
-        }
-        if policy == .prompt && !r.conflicts.isEmpty {
-            throw RewindError(.conflict, "this changes what others did since; answer with on_conflict \"skip\" or \"force\"",
-                              details: ["conflicts": .array(r.conflicts.map { $0.json(userName: userName) }),
-                                        "group": .string(group.key.id), "action": group.action.map { .string($0) } ?? .null])
         }
         return r
     }

@@ -1,0 +1,238 @@
+import RewindCore
+import RewindStore
+
+/// How a `DocumentRuntime` comes to know its document and keeps up with the
+/// log: the first load (from the newest snapshot and the log's tail), the
+/// groups left open by instances that are gone, and what other writers
+/// append (the `rewind_log` notices). Commands wait here (`whenReady`) until
+/// the runtime has read the log up to its head.
+extension DocumentRuntime {
+    // MARK: Readiness and catch-up
+
+    /// Runs `body` once the runtime has read the log up to its head (at once
+    /// if it has), after those that asked before it.
+    func whenReady(_ body: @escaping (RewindError?) -> Void) {
+        if state == .ready && whenReadyQueue.isEmpty { body(nil); return }
+        whenReadyQueue.append(body)
+        if state == .stale { catchUp() }
+    }
+
+    /// Like `whenReady`, but first asks the log for its head, so that entries
+    /// another server appended are read before `body` runs (used by `open`).
+    /// The connection asking waits for the answer (its mailbox), so nothing
+    /// of its own can run before it here.
+    func whenCurrent(_ body: @escaping (RewindError?) -> Void) {
+        guard state == .ready && whenReadyQueue.isEmpty else { return whenReady(body) }
+        server.store.head(doc: id) { [self] result in
+            switch result {
+            case let .failure(e): body(e)
+            case .success(nil): body(.notFound("no document \"\(self.id)\""))
+            case let .success(head?):
+                if self.isBehind(head) && self.state == .ready && self.pending.isEmpty { self.state = .stale }
+                self.whenReady(body)
+            }
+        }
+    }
+
+    private func isBehind(_ head: EventStore.Head) -> Bool { head.seq > committed.seq }
+
+    func catchUp() {
+        state = .catchingUp
+        if !loadedOnce && committed.seq == 0 && server.config.snapshotEvery > 0 {
+            return loadSnapshot()
+        }
+        readHead()
+    }
+
+    /// First load: start from the newest snapshot, reading only the tail of
+    /// the log it needs; on any trouble, replay the whole log instead.
+    private func loadSnapshot() {
+        server.store.latestSnapshot(doc: id) { [self] result in
+            guard case let .success(snapshot?) = result else {
+                if case let .failure(e) = result { self.server.logger.warning("snapshot unreadable; replaying the log", metadata: ["doc": "\(self.id)", "error": "\(e)"]) }
+                return self.readHead()
+            }
+            let start: Int64
+            do { start = try DocumentLedger.tailStart(snapshot: snapshot.state, limits: self.server.config.limits) } catch {
+                self.server.logger.warning("snapshot unusable; replaying the log", metadata: ["doc": "\(self.id)", "error": "\(error)"])
+                return self.readHead()
+            }
+            self.server.store.tail(doc: self.id, fromVersion: start, toSeq: snapshot.seq) { result in
+                switch result {
+                case let .failure(e): self.catchUpFailed(e)
+                case let .success(tail): self.restore(snapshot, tail)
+                }
+            }
+        }
+    }
+
+    /// The ledger from a snapshot, if the log's chain vouches for it; else the log is replayed.
+    private func restore(_ snapshot: EventStore.Snapshot, _ tail: [LogEntry]) {
+        do {
+            let ledger = try DocumentLedger(doc: id, snapshot: snapshot.state, tail: tail, limits: server.config.limits)
+            guard ledger.seq == snapshot.seq else { throw RewindError(.internal, "snapshot header and body disagree") }
+            committed = ledger
+            let events = tail.compactMap { if case let .event(e) = $0 { return e }; return nil }
+            recent = events.suffix(server.config.recentEvents).map { (version: $0.version, bytes: $0.wireBytes) }
+            server.logger.debug("loaded from snapshot", metadata: ["doc": "\(id)", "seq": "\(snapshot.seq)", "tail": "\(tail.count)"])
+        } catch {
+            server.logger.warning("snapshot does not restore; replaying the log", metadata: ["doc": "\(id)", "error": "\(error)"])
+        }
+        readHead()
+    }
+
+    private func readHead() {
+        server.store.head(doc: id) { [self] result in
+            switch result {
+            case let .failure(e): self.catchUpFailed(e)
+            case .success(nil): self.catchUpFailed(.notFound("no document \"\(id)\""))
+            case let .success(head?): self.readLog(upTo: head)
+            }
+        }
+    }
+
+    private func readLog(upTo head: EventStore.Head) {
+        guard isBehind(head) else { return caughtUp() }
+        server.store.entries(doc: id, afterSeq: committed.seq, toSeq: head.seq, limit: 5_000) { [self] result in
+            switch result {
+            case let .failure(e): self.catchUpFailed(e)
+            case let .success(entries):
+                do throws(RewindError) {
+                    for e in entries { try self.commit(e, trusted: false) }
+                } catch {
+                    self.server.logger.critical("log does not replay", metadata: ["doc": "\(self.id)", "error": "\(error)"])
+                    return self.catchUpFailed(error)
+                }
+                if entries.isEmpty { return self.catchUpFailed(RewindError(.internal, "log of \(self.id) ends before its head \(head)")) }
+                self.readLog(upTo: head)
+            }
+        }
+    }
+
+    private func caughtUp() {
+        speculative = committed
+        if !loadedOnce {
+            loadedOnce = true
+            // Waiters run once the groups left open are closed (SPEC section 4).
+            server.cluster.ask(self)
+            return closeOrphanedGroups(firstLoad: true) { [self] in
+                self.releaseWaiters()
+                self.followLog()
+            }
+        }
+        state = .ready
+        releaseWaiters()
+        followLog()
+    }
+
+    /// Runs the waiters in order; one that asks `whenReady` again runs at once.
+    private func releaseWaiters() {
+        let waiting = whenReadyQueue
+        whenReadyQueue = []
+        for w in waiting { w(nil) }
+        // A waiter's append failed at once (storage down) and left the state
+        // stale: anything queued since must not sit without a catch-up.
+        if state == .stale && !whenReadyQueue.isEmpty { catchUp() }
+    }
+
+    /// A server that stopped without closing its terminals' groups left them
+    /// open in the log: they are closed before anyone is served (SPEC
+    /// section 4) — but only those whose instance is gone: a group a terminal
+    /// on another live instance holds open stays open (`EventStore.orphanedGroups`).
+    ///
+    /// `firstLoad`: the document was just read (state `catchingUp`, made
+    /// `ready` here before the closes run). Otherwise (the periodic sweep,
+    /// after an instance died) groups this instance's terminals hold are
+    /// skipped, and nothing is done if the document is busy catching up.
+    /// `then` runs once the closes are committed, or at once.
+    func closeOrphanedGroups(firstLoad: Bool, then: @escaping () -> Void = {}) {
+        let heldHere = firstLoad ? [] : Set(subscribers.values.compactMap { $0.groups[id]?.id })
+        let candidates = committed.history.open.keys.filter { !heldHere.contains($0) }.sorted()
+        guard !candidates.isEmpty else {
+            if firstLoad { state = .ready }
+            return then()
+        }
+        server.store.orphanedGroups(doc: id, groups: candidates) { [self] result in
+            if firstLoad { self.state = .ready } else if self.state != .ready || self.halted { return then() }
+            guard case let .success(orphans) = result else {
+                if case let .failure(e) = result {
+                    self.server.logger.warning("could not tell which open groups are orphaned; leaving them open",
+                                               metadata: ["doc": "\(self.id)", "error": "\(e)"])
+                }
+                return then()
+            }
+            // What is still open now (the sweep's document may have moved meanwhile).
+            let h = self.speculative.history
+            let closes: [MarkRequest] = orphans.sorted().compactMap { group in
+                guard let scopes = h.open[group], let g = scopes.lazy.compactMap({ h.groups[.init(id: group, scope: $0)] }).first else { return nil }
+                return MarkRequest(kind: .close, userID: g.user, client: g.client, group: group)
+            }
+            guard !closes.isEmpty else { return then() }
+            self.server.logger.info("closing groups left open by instances that are gone", metadata: ["doc": "\(self.id)", "groups": "\(closes.count)"])
+            var left = closes.count
+            for m in closes {
+                // Straight to `process`: `run` would queue behind the waiters.
+                self.process(Request(command: .mark(m), replies: [{ _ in
+                    left -= 1
+                    if left == 0 { then() }
+                }]))
+            }
+        }
+    }
+
+    /// Groups are open in the log that no terminal here holds: another
+    /// instance's terminals', or left by one that is gone (the sweep checks).
+    var holdsGroupsOfOthers: Bool {
+        let open = committed.history.open
+        guard state == .ready, !open.isEmpty else { return false }
+        let heldHere = Set(subscribers.values.compactMap { $0.groups[id]?.id })
+        return open.keys.contains { !heldHere.contains($0) }
+    }
+
+    // MARK: Other instances' commits
+
+
+    /// A writer (another instance, this one, an operator's import) moved the head to `seq`.
+    /// Notices may come late, coalesced or out of order: only "the log reaches at least `seq`" is taken from one.
+    /// A document nobody here has open does not follow (its next `open` reads the head anyway).
+    func logMoved(to seq: Int64) {
+        guard loadedOnce, !halted, seq > committed.seq else { return }
+        noticedSeq = max(noticedSeq, seq)
+        if !subscribers.isEmpty || opensInFlight > 0 { followLog() }
+    }
+
+    /// Notices may have been lost: read the head and catch up from it.
+    func logMayHaveMoved() {
+        guard loadedOnce, !halted else { return }
+        headUnknown = true
+        followLog()
+    }
+
+    /// Reads what the notices announced, in order, through the same
+    /// `commit` as this instance's own entries (so the terminals here get
+    /// them as pushes), when no command of ours is in flight.
+    func followLog() {
+        guard !halted, pending.isEmpty, whenReadyQueue.isEmpty else { return }
+        if state == .stale && (headUnknown || noticedSeq > committed.seq) {
+            headUnknown = false
+            return catchUp()
+        }
+        guard state == .ready else { return }
+        if headUnknown {
+            headUnknown = false
+            state = .catchingUp
+            return readHead()
+        }
+        guard noticedSeq > committed.seq else { return }
+        state = .catchingUp
+        readLog(upTo: EventStore.Head(version: 0, seq: noticedSeq))
+    }
+
+    private func catchUpFailed(_ e: RewindError) {
+        state = .stale
+        let waiting = whenReadyQueue
+        whenReadyQueue = []
+        for w in waiting { w(e) }
+        server.documentMayBeIdle(self)
+    }
+}
