@@ -84,10 +84,8 @@ final class DocumentRuntime {
     private var generation = 0
 
     private(set) var subscribers: [Int: Connection] = [:]
-    /// Focus and selection of the terminals with a first responder here, by connection id.
-    var presence: [Int: Presence] = [:]
-    /// Terminals whose presence an edit moved this loop turn: pushed once, before the loop sleeps.
-    var movedPresence: Set<Int> = []
+    /// Focus and selection of the terminals here with a first responder, by connection id.
+    var presence: PresenceBoard
     /// Terminals on other instances with presence here (`Cluster`), by instance and terminal.
     var remotePresence: [String: RemoteTerminal] = [:]
     /// The head the newest `rewind_log` notice announced: entries up to it
@@ -104,6 +102,7 @@ final class DocumentRuntime {
         self.server = server
         committed = DocumentLedger(doc: id, limits: server.config.limits, undoLevels: server.config.undoLevels)
         speculative = committed
+        presence = PresenceBoard(announcesMovedCarets: server.config.pushMovedPresence)
     }
 
     var isIdle: Bool { subscribers.isEmpty && pending.isEmpty && whenReadyQueue.isEmpty && state != .catchingUp && opensInFlight == 0 }

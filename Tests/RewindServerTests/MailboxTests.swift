@@ -49,7 +49,7 @@ final class MailboxTests: XCTestCase {
         let connection = try XCTUnwrap((1...3).lazy.flatMap { s.server.connectionsOf(user: $0) }.first { $0.user?.name == "bob" })
         connection.closeSoon(reason: "slow", retry: true, message: "marked by the test")
         XCTAssertFalse(connection.isClosed, "not closed in the middle of what marked it")
-        XCTAssertNotNil(s.document("d")?.presence[connection.id], "its presence stays until the turn ends")
+        XCTAssertEqual(s.document("d")?.presence[connection.id].node, "note", "its presence stays until the turn ends")
         XCTAssertTrue(try alice.request("submit", [("doc", "d"), ("tx", "a"), ("base", 1), ("ops", .array(OrderingTests.insert("note", "x")))]).isOK)
         XCTAssertTrue(connection.isClosed, "closed once the turn was over")
         _ = try alice.push("presence") { $0["user"] == "bob" && $0["node"] == .null }

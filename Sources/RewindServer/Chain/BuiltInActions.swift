@@ -106,7 +106,7 @@ extension Server {
             c.commitAnswered()
             switch result {
             case let .success(.version(v)):
-                if let caretAfter, d.presence[c.id]?.node == caretAfter.node {
+                if let caretAfter, d.presence[c.id].node == caretAfter.node {
                     self.setPresence(d, c, Presence(node: caretAfter.node, selection: caretAfter))
                 }
                 c.reply(Message.reply(r.id, [("handled_by", .string(by.id)), ("version", .int(v))]))

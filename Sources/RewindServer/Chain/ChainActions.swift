@@ -10,7 +10,7 @@ struct ChainContext {
     let args: JSONObject
 
     var document: Document { d.current.document }
-    var presence: Presence { d.presence[c.id] ?? Presence() }
+    var presence: Presence { d.presence[c.id] }
     var locale: String { c.locale }
 
     /// The terminal's selection if it lies in `node`, within its current text.

@@ -18,7 +18,7 @@ extension Server {
             if let error { return c.fail(r, error) }
             do throws(RewindError) {
                 let n = try self.focusableNode(r, d)
-                var p = d.presence[c.id] ?? Presence()
+                var p = d.presence[c.id]
                 if p.node != n.id { p.selection = nil }
                 p.node = n.id
                 self.setPresence(d, c, p)
@@ -63,70 +63,32 @@ extension Server {
         }
     }
 
-    // MARK: Presence
+    // MARK: Presence (the decisions are `PresenceBoard`'s; here they are carried out)
 
-    /// Records `c`'s presence and, if it changed, tells the other terminals
-    /// (and `c` its new `prompt_state`: focus picks the undo scope).
+    /// Records `c`'s presence; if it changed, the other terminals are told,
+    /// and `c` gets its new `prompt_state` (focus picks the undo scope).
     func setPresence(_ d: DocumentRuntime, _ c: Connection, _ p: Presence) {
         // A request that waited may act after its terminal left: no presence for a terminal not here.
         guard !c.isClosed, d.subscribers[c.id] === c else { return }
-        let old = d.presence[c.id] ?? Presence()
-        guard old != p else { return }
-        d.movedPresence.remove(c.id)
-        d.presence[c.id] = p.isEmpty ? nil : p
-        broadcastPresence(d, of: c, p)
-        pushPromptState(d, to: c)
-    }
-
-    private func broadcastPresence(_ d: DocumentRuntime, of c: Connection, _ p: Presence) {
-        cluster.share(d, c, p)
-        guard let user = c.user, let client = c.clientID, d.subscribers.count > 1 else { return }
-        let bytes = SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client)))
-        for other in d.subscribers.values where other !== c { other.push(bytes) }
+        carryOut(d.presence.set(c.id, p), in: d)
     }
 
     /// A terminal leaving the document (close, disconnect, idle) leaves no ghost behind.
     func leavePresence(_ d: DocumentRuntime, _ c: Connection) {
-        let had = d.presence.removeValue(forKey: c.id).map { !$0.isEmpty } ?? false
-        let movedThisTurn = d.movedPresence.remove(c.id) != nil  // the others may not have seen it go yet
-        guard had || movedThisTurn else { return }
-        broadcastPresence(d, of: c, Presence())
+        carryOut(d.presence.leave(c.id), in: d)
     }
 
-    /// On open: who else is here and where.
-    func pushPresenceOfOthers(_ d: DocumentRuntime, to c: Connection) {
-        for (id, p) in d.presence where id != c.id {
-            guard let other = d.subscribers[id], let user = other.user, let client = other.clientID else { continue }
-            c.push(SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client))))
-        }
-        for r in d.remotePresence.values {
-            c.push(SharedBytes(Message.line(r.presence.push(doc: d.id, user: r.user, client: r.client))))
-        }
-    }
-
-    /// After a committed event: selections move through its text ops (others'
-    /// only: a terminal's own selection already accounts for its own edits),
-    /// and focus on a node that is gone or no longer focusable (in the current
-    /// state, which includes edits still being committed) is dropped. The
-    /// others are told once per loop turn, with the final position: a batch of
-    /// commits moving the same caret costs one push per terminal, not one per commit.
+    /// After a committed event (`PresenceBoard.after`): moves are announced
+    /// once per loop turn, by `flushMovedPresence`.
     func presenceAfter(_ d: DocumentRuntime, _ event: Event) {
-        guard !d.presence.isEmpty else { return }
-        let structural = event.ops.contains { !$0.isText }
-        for (id, p) in d.presence {
-            guard let c = d.subscribers[id] else { d.presence[id] = nil; continue }
-            let own = c.user?.id == event.userID && c.clientID == event.client
-            let moved = p.after(event.ops, byThisTerminal: own, in: d.current.document, committed: d.committed.document)
-            if moved != p {
-                d.presence[id] = moved.isEmpty ? nil : moved
-                // Focus lost (node gone) is always pushed; a caret that only moved, unless quiet.
-                if config.pushMovedPresence || moved.node != p.node {
-                    if d.movedPresence.isEmpty { presenceMovedDocs.append(d) }
-                    d.movedPresence.insert(id)
-                }
-            }
-            if structural { pushPromptState(d, to: c) }  // focus may now sit in another undo scope
-        }
+        guard !d.presence.positions.isEmpty else { return }
+        let hadMoved = !d.presence.moved.isEmpty
+        let effects = d.presence.after(event, madeBy: { id in
+            guard let c = d.subscribers[id] else { return false }
+            return c.user?.id == event.userID && c.clientID == event.client
+        }, current: d.current.document, committed: d.committed.document)
+        if !hadMoved && !d.presence.moved.isEmpty { presenceMovedDocs.append(d) }
+        carryOut(effects, in: d)
     }
 
     /// Pushes the presence moves of this loop turn (called just before the loop sleeps).
@@ -134,14 +96,33 @@ extension Server {
         guard !presenceMovedDocs.isEmpty else { return }
         let docs = presenceMovedDocs
         presenceMovedDocs = []
-        for d in docs {
-            // (A terminal found slow here is closed after this, by `closeMarked`: the set does not change under the loop.)
-            let moved = d.movedPresence
-            d.movedPresence = []
-            for id in moved {
+        // (A terminal found slow here is closed after this, by `closeMarked`: the sets do not change meanwhile.)
+        for d in docs { carryOut(d.presence.endOfTurn(), in: d) }
+    }
+
+    private func carryOut(_ effects: [PresenceBoard.Effect], in d: DocumentRuntime) {
+        for effect in effects {
+            switch effect {
+            case let .announce(id, p):
                 guard let c = d.subscribers[id] else { continue }
-                broadcastPresence(d, of: c, d.presence[id] ?? Presence())
+                cluster.share(d, c, p)
+                guard let user = c.user, let client = c.clientID, d.subscribers.count > 1 else { continue }
+                let bytes = SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client)))
+                for other in d.subscribers.values where other !== c { other.push(bytes) }
+            case let .promptStateMayChange(id):
+                if let c = d.subscribers[id] { pushPromptState(d, to: c) }
             }
+        }
+    }
+
+    /// On open: who else is here and where.
+    func pushPresenceOfOthers(_ d: DocumentRuntime, to c: Connection) {
+        for (id, p) in d.presence.positions where id != c.id {
+            guard let other = d.subscribers[id], let user = other.user, let client = other.clientID else { continue }
+            c.push(SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client))))
+        }
+        for r in d.remotePresence.values {
+            c.push(SharedBytes(Message.line(r.presence.push(doc: d.id, user: r.user, client: r.client))))
         }
     }
 }

@@ -165,7 +165,7 @@ final class Cluster {
     }
 
     private func announceAll(_ d: DocumentRuntime) {
-        for (id, p) in d.presence {
+        for (id, p) in d.presence.positions {
             if let c = d.subscribers[id] { share(d, c, p) }
         }
     }

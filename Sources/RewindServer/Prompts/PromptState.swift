@@ -49,7 +49,7 @@ extension Server {
     /// The undo scope a terminal works in without an explicit `scope`: the
     /// nearest `undoScope` node around its first responder, else the document's.
     func terminalScope(_ d: DocumentRuntime, _ c: Connection) -> Key? {
-        d.current.document.undoScope(around: d.presence[c.id]?.node)
+        d.current.document.undoScope(around: d.presence[c.id].node)
     }
 
     func promptStateMayHaveChanged(_ d: DocumentRuntime, user: Int64) {
