@@ -2,15 +2,6 @@ import Logging
 import RewindCore
 import RewindLoop
 
-/// An explicit group a terminal holds open with `begin_group` (NSUndoManager's
-/// grouping level). Only the outermost level's end is recorded in the log.
-struct TerminalGroup {
-    let id: String
-    var level: Int
-    var action: String?
-    var selectionBefore: Selection?
-}
-
 /// A reply too large to encode at once (the state of a big document): it is
 /// produced in slices, as fast as the terminal reads, so it neither stalls
 /// the loop for others nor sits in memory whole.
@@ -105,7 +96,7 @@ final class Connection {
     /// Peeked documents `pop` and `preview_action` may act on (`QuickActions/Previews.swift`).
     var previews = PreviewShelf()
     /// Per document: the last `prompt_state` pushed, to push only changes.
-    var promptStates: [String: Server.PromptStateView] = [:]
+    var promptStates: [String: UndoPromptState] = [:]
     /// What this terminal is shown, per level (ids of `Server.prompts`).
     var prompts = PromptQueue()
     /// hello options (PROTOCOL.md): shake to undo, error prompts, gesture bindings.

@@ -27,42 +27,39 @@ extension Server {
     func beginGroup(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let action = try r.optionalString("action", maxBytes: config.limits.maxNameBytes)
         let selection = try Selection.parse(r.body["selection"])
-        if var g = c.groups[d.id] {
-            guard g.level < 100 else { throw .badRequest("begin_group: groups nest at most 100 levels") }
-            g.level += 1
-            if let action { g.action = action }
-            c.groups[d.id] = g
-        } else {
-            c.groups[d.id] = TerminalGroup(id: UUID.random(), level: 1, action: action, selectionBefore: selection)
-        }
-        c.reply(Message.reply(r.id, [("level", .int(Int64(c.groups[d.id]!.level)))]))
+        carryOut(try TerminalGroup.begin(&c.groups[d.id], id: UUID.random, action: action, selection: selection), r, c, d)
     }
 
     func endGroup(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let selection = try Selection.parse(r.body["selection"])
-        guard var g = c.groups[d.id] else { throw .badRequest("end_group at level 0: no group is open") }
-        g.level -= 1
-        guard g.level == 0 else {
-            c.groups[d.id] = g
-            return c.reply(Message.reply(r.id, [("level", .int(Int64(g.level)))]))
-        }
-        c.groups[d.id] = nil
-        let mark = DocumentRuntime.MarkRequest(kind: .close, userID: c.user!.id, client: c.clientID!, group: g.id,
-                                               action: g.action, selection: selection)
-        d.run(.init(command: .mark(mark), replies: [{ result in
-            switch result {
-            case .success: c.reply(Message.reply(r.id, [("level", 0)]))
-            case let .failure(e): c.fail(r, e)
-            }
-        }]))
+        carryOut(try TerminalGroup.end(&c.groups[d.id], selection: selection), r, c, d)
     }
 
     func setAction(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let action = try r.string("action", maxBytes: config.limits.maxNameBytes)
-        if c.groups[d.id] != nil {
-            c.groups[d.id]!.action = action  // recorded when the group closes
-            return c.reply(Message.reply(r.id, [("level", .int(Int64(c.groups[d.id]!.level)))]))
+        carryOut(TerminalGroup.setAction(&c.groups[d.id], action), r, c, d)
+    }
+
+    /// What `TerminalGroup` decided, done: an answer, a close mark, or a rename of the newest group.
+    private func carryOut(_ effect: TerminalGroup.Effect, _ r: Request, _ c: Connection, _ d: DocumentRuntime) {
+        switch effect {
+        case let .level(level):
+            c.reply(Message.reply(r.id, [("level", .int(Int64(level)))]))
+        case let .close(g, selectionAfter):
+            let mark = DocumentRuntime.MarkRequest(kind: .close, userID: c.user!.id, client: c.clientID!, group: g.id,
+                                                   action: g.action, selection: selectionAfter)
+            d.run(.init(command: .mark(mark), replies: [{ result in
+                switch result {
+                case .success: c.reply(Message.reply(r.id, [("level", 0)]))
+                case let .failure(e): c.fail(r, e)
+                }
+            }]))
+        case let .renameNewest(action):
+            renameNewestGroup(r, c, d, action: action)
         }
+    }
+
+    private func renameNewestGroup(_ r: Request, _ c: Connection, _ d: DocumentRuntime, action: String) {
         let user = c.user!
         whenOpenInScope(r, c, d) { scope in
             guard let top = d.history.topUndo(user: user.id, scope: scope) else {

@@ -107,7 +107,9 @@ final class MetricsTests: XCTestCase {
 
         try admin.query("ALTER DATABASE \(db.name) ALLOW_CONNECTIONS true")
         try waitUntil("health back to 200 once the database is reachable", seconds: 20) { try HTTP.get(port: http, "/health").status == 200 }
-        // Reads, two writers and the listening connection were each made again.
+        // Reads, two writers and the listening connection were each made again
+        // (health turns 200 with the first of them: the others may take a moment more).
+        try? waitUntil("four reconnects counted", seconds: 10) { try Scrape(port: http)["rewind_pg_reconnects_total"] == 4 }
         XCTAssertEqual(try Scrape(port: http)["rewind_pg_reconnects_total"], 4)
     }
 

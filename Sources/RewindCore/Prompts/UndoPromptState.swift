@@ -1,0 +1,35 @@
+/// What one terminal's `prompt_state` push says (PROTOCOL.md): what undo and
+/// redo would do right now in its scope, and the prompts it is shown. Kept
+/// per terminal and compared field by field before anything is encoded: it
+/// is checked after every commit, and pushed only when it changed.
+public struct UndoPromptState: Sendable, Equatable {
+    public var scope: Key?
+    public var canUndo: Bool
+    public var canRedo: Bool
+    public var undoAction: String?
+    public var redoAction: String?
+    public var presented: [String]
+
+    /// The state for `user` in `scope`; a viewer (`canEdit` false) can undo
+    /// nothing, not even the groups it made while it could edit.
+    public init(history h: UndoHistory, user: Int64, scope: Key?, canEdit: Bool, presented: [String]) {
+        let undo = canEdit ? h.topUndo(user: user, scope: scope) : nil
+        let redo = canEdit ? h.topRedo(user: user, scope: scope) : nil
+        self.scope = scope
+        canUndo = undo != nil
+        canRedo = redo != nil
+        undoAction = undo?.action
+        redoAction = redo?.action
+        self.presented = presented
+    }
+
+    public func json(doc: String, locale: String) -> JSON {
+        .obj([
+            ("push", "prompt_state"), ("doc", .string(doc)), ("scope", scope.map { .string($0.string) } ?? .null),
+            ("can_undo", .bool(canUndo)), ("can_redo", .bool(canRedo)),
+            ("undo_title", .string(Titles.title(verb: "Undo", action: undoAction, locale: locale))),
+            ("redo_title", .string(Titles.title(verb: "Redo", action: redoAction, locale: locale))),
+            ("presented", .array(presented.map { .string($0) })),
+        ])
+    }
+}
