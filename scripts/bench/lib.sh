@@ -56,29 +56,6 @@ bench_install() {
         || bdie "apt-get install ${missing[*]} failed"
 }
 
-# Runs a command with no descriptor open on a /tmp/rewind-*.lock. A cluster
-# started by a benchmark run as `flock /tmp/rewind-cpu.lock scripts/bench/…`
-# would otherwise inherit the lock's descriptor and hold the lock for as long
-# as it runs, long after the benchmark ended (every later run, and the test
-# runs that take the same lock, then wait for ever).
-without_lock_fds() {
-    (
-        local fd target
-        for fd in /proc/$BASHPID/fd/*; do
-            target="$(readlink "$fd" 2>/dev/null)" || continue
-            case "$target" in /tmp/rewind-*.lock) eval "exec ${fd##*/}>&-" ;; esac
-        done
-        "$@"
-    )
-}
-
-# The project's cluster, started without the lock (above); then once more
-# here, where it is already running, to export PG*.
-bench_start_postgres() {
-    without_lock_fds rewind_start_postgres
-    rewind_start_postgres 2>/dev/null
-}
-
 bench_setup() {
     WORK="$(mktemp -d /tmp/rewind-bench.XXXXXX)"
     chmod 755 "$WORK"
@@ -95,12 +72,12 @@ bench_setup() {
         # It ends by requiring a Swift toolchain, which only a build needs: in a
         # subshell, so that its packages are installed either way.
         (rewind_install_deps) || blog "(no Swift toolchain: fine while the release binaries exist)"
-        bench_start_postgres
+        rewind_start_postgres
         if [ "$(pg_durability)" != "on on on" ]; then
             # Left running by scripts/test with REWIND_PG_FAST=1: restart it durable.
             blog "the project cluster runs with fsync/synchronous_commit/full_page_writes off; restarting it durable"
             rewind_stop_postgres >/dev/null
-            bench_start_postgres
+            rewind_start_postgres
         fi
     fi
     export PGUSER="${PGUSER:-$(id -un)}"
