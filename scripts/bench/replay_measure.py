@@ -4,7 +4,7 @@
   replay_measure.py log REWIND_BIN DOC RUNS WORK
       RUNS rounds, each: COPY (SELECT … ) TO STDOUT of the document's log rows
       (the columns `rewind admin replay` reads, joined to users, in log order)
-      through psql into /dev/null; `rewind admin replay DOC`; `rewind admin
+      through psql into a file (its lines counted); `rewind admin replay DOC`; `rewind admin
       verify DOC`. Wall time and peak RSS of each process (wait4). Prints each
       run, the medians, rows/s and the ratios to COPY.
   replay_measure.py opens FILE
