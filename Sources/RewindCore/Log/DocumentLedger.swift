@@ -103,7 +103,7 @@ public struct DocumentLedger: Sendable {
     /// background encoder, shares those buffers, so the next commit on the
     /// live ledger copied them whole (every transaction id of the document,
     /// on the event loop, at every snapshot): commits slowed as the history
-    /// grew.
+    /// grew. For encoding only: it cannot rebase or recognise a retry.
     public var forSnapshot: DocumentLedger {
         var copy = DocumentLedger(doc: doc, limits: limits, undoLevels: history.levels)
         copy.document = document
