@@ -341,9 +341,11 @@ final class DocumentRuntime {
 
     /// Encodes a snapshot of the committed ledger off the loop (a large
     /// document would stall every terminal), then stores it. The ledger is
-    /// a value: later commits do not change the copy being encoded.
+    /// a value: later commits do not change the copy being encoded, which
+    /// holds only what a snapshot needs (`forSnapshot`: sharing the rest
+    /// with the live ledger made its next commit copy it).
     private func saveSnapshot() {
-        let ledger = committed
+        let ledger = committed.forSnapshot
         committed.compactHistory()
         let (doc, store) = (id, server.store)
         BackgroundWork.run(on: server.loop, {

@@ -24,6 +24,8 @@ public enum Replay {
             let entries = try LogRows.decode(doc: doc, try db.query(s))
             guard !entries.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at entry \(ledger.seq), its head says \(stop)") }
             for entry in entries { try ledger.replay(entry) }
+            // Memory follows the undo stacks, not the log's length (as on the server, at each snapshot).
+            ledger.compactHistory()
             progress?(ledger.version, target)
         }
         return ledger

@@ -93,8 +93,10 @@ public enum Verify {
                 guard seq == ledger.seq + 1 else {
                     return Problem(doc: doc, seq: ledger.seq + 1, what: "missing: the log jumps from entry \(ledger.seq) to \(seq)")
                 }
-                var before: Document?
-                if case .event = entry { before = ledger.document }
+                // Only what the inverse check compares: the touched nodes as they were (a whole copy of
+                // the document per event cost as much as the replay itself).
+                var before: Before?
+                if case let .event(e) = entry { before = Before(e, ledger.document) }
                 do { try ledger.replay(entry) } catch {
                     let v: Int64? = if case let .event(e) = entry { e.version } else { nil }
                     return Problem(doc: doc, seq: seq, version: v, what: error.message)
@@ -110,6 +112,8 @@ public enum Verify {
                     if let problem = checkSnapshot(snap, ledger: ledger, at: seq) { return Problem(doc: doc, seq: snap.seq, what: problem) }
                 }
             }
+            // Memory follows the undo stacks, not the log's length (as on the server, at each snapshot).
+            ledger.compactHistory()
             progress?(ledger.seq, headSeq)
         }
         guard ledger.seq == headSeq, ledger.version == headVersion, ledger.headHash == headHash else {
@@ -124,29 +128,46 @@ public enum Verify {
         return nil
     }
 
-    /// Applying the inverse to the state after the event gives the state before it (checked on the nodes it touched).
-    static func checkInverse(_ e: Event, before: Document, after: Document) -> String? {
-        var back = after
-        do { try back.replay(e.inverse) } catch { return "its inverse does not apply: \(error.message)" }
-        var touched = Set<Key>()
-        for op in e.ops + e.inverse {
-            touched.insert(op.node)
-            switch op {
-            case let .create(spec, parent, _):
-                touched.insert(parent)
-                var stack = [spec]
-                while let s = stack.popLast() { touched.insert(s.id); stack += s.children }
-            case let .move(_, parent, _): touched.insert(parent)
-            default: break
+    /// The nodes an event touches (its ops' and its inverse's, the parents
+    /// they create or move under, created subtrees) as they were before it,
+    /// each with its parent's children, and the node count.
+    struct Before {
+        var nodes: [(key: Key, node: Node?, siblings: [Key]?)] = []
+        var count: Int
+
+        init(_ e: Event, _ document: Document) {
+            var touched = Set<Key>()
+            for op in e.ops + e.inverse {
+                touched.insert(op.node)
+                switch op {
+                case let .create(spec, parent, _):
+                    touched.insert(parent)
+                    var stack = [spec]
+                    while let s = stack.popLast() { touched.insert(s.id); stack += s.children }
+                case let .move(_, parent, _): touched.insert(parent)
+                default: break
+                }
+            }
+            count = document.nodeCount
+            nodes.reserveCapacity(touched.count)
+            for k in touched {
+                let n = document[k]
+                nodes.append((k, n, n?.parent.flatMap { document[$0]?.children }))
             }
         }
-        for k in touched {
-            if before[k] != back[k] { return "its inverse does not give back node \"\(k)\" as it was" }
-            if let p = before[k]?.parent, before[p]?.children != back[p]?.children {
+    }
+
+    /// Applying the inverse to the state after the event gives the state before it (checked on the nodes it touched).
+    static func checkInverse(_ e: Event, before: Before, after: Document) -> String? {
+        var back = after
+        do { try back.replay(e.inverse) } catch { return "its inverse does not apply: \(error.message)" }
+        for (k, node, siblings) in before.nodes {
+            if node != back[k] { return "its inverse does not give back node \"\(k)\" as it was" }
+            if let p = node?.parent, siblings != back[p]?.children {
                 return "its inverse does not put \"\(k)\" back in place under \"\(p)\""
             }
         }
-        return before.nodeCount == back.nodeCount ? nil : "its inverse leaves \(back.nodeCount) nodes where there were \(before.nodeCount)"
+        return before.count == back.nodeCount ? nil : "its inverse leaves \(back.nodeCount) nodes where there were \(before.count)"
     }
 
     static func checkSnapshot(_ s: (seq: Int64, hash: [UInt8], digest: [UInt8], state: String), ledger: DocumentLedger, at seq: Int64) -> String? {

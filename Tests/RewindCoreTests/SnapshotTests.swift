@@ -28,6 +28,8 @@ final class SnapshotTests: XCTestCase {
             for _ in 0..<40 { step(&one, &gen) }
             live = one[0]
             let snapshot = live.ledger.snapshotJSON
+            // What the server encodes: the copy with only what a snapshot needs.
+            XCTAssertEqual(JSONWriter.string(live.ledger.forSnapshot.snapshotJSON), JSONWriter.string(snapshot), "seed \(seed)")
             // Through the text form, as stored.
             let stored = try JSONParser.parse(JSONWriter.string(snapshot), maxDepth: 64)
             let start = try DocumentLedger.tailStart(snapshot: stored, limits: Limits())

@@ -68,6 +68,22 @@ pg_datadir() {
     fi
 }
 
+# Runs a command with no descriptor open on a /tmp/rewind-*.lock. PostgreSQL
+# is started through it: a cluster started under `flock /tmp/rewind-cpu.lock
+# scripts/test` (or a benchmark) otherwise inherits the lock's descriptor and
+# holds the lock for as long as it runs, long after the command ended — every
+# later run that takes the lock then waits for ever.
+without_lock_fds() {
+    (
+        local fd target
+        for fd in /proc/$BASHPID/fd/*; do
+            target="$(readlink "$fd" 2>/dev/null)" || continue
+            case "$target" in /tmp/rewind-*.lock) eval "exec ${fd##*/}>&-" ;; esac
+        done
+        "$@"
+    )
+}
+
 rewind_start_postgres() {
     local bin dir data sock log
     bin="$(pg_bindir)"
@@ -96,7 +112,7 @@ rewind_start_postgres() {
         say "PostgreSQL already running ($data)"
     else
         say "starting PostgreSQL on port $REWIND_PG_PORT (socket $sock)"
-        as_pg "$bin/pg_ctl" -D "$data" -l "$log" -o "$opts" -w -t 60 start >/dev/null \
+        without_lock_fds as_pg "$bin/pg_ctl" -D "$data" -l "$log" -o "$opts" -w -t 60 start >/dev/null \
             || { tail -n 20 "$log" >&2; die "PostgreSQL did not start (log: $log)"; }
     fi
 

@@ -96,6 +96,25 @@ public struct DocumentLedger: Sendable {
 
     public func transaction(user: Int64, tx: String) -> TxRecord? { transactions[TxKey(user: user, tx: Key(tx))] }
 
+    /// A copy holding only what `snapshotJSON` reads: the state, the head,
+    /// the names and the undo stacks and groups — not the transaction ids,
+    /// the recent ops, or the history's per-event log and touch index, which
+    /// a snapshot does not store. A plain copy of the ledger, kept by a
+    /// background encoder, shares those buffers, so the next commit on the
+    /// live ledger copied them whole (every transaction id of the document,
+    /// on the event loop, at every snapshot): commits slowed as the history
+    /// grew. For encoding only: it cannot rebase or recognise a retry.
+    public var forSnapshot: DocumentLedger {
+        var copy = DocumentLedger(doc: doc, limits: limits, undoLevels: history.levels)
+        copy.document = document
+        copy.version = version
+        copy.headHash = headHash
+        copy.userNames = userNames
+        copy.history = history.withoutLog
+        copy.knowsAllTransactions = false
+        return copy
+    }
+
     /// Rebases `s` onto the head, applies it atomically and returns the event to append.
     public mutating func append(_ s: Submission) throws(RewindError) -> AppendResult {
         let digest = s.digest

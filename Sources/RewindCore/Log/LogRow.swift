@@ -83,8 +83,7 @@ public struct LogRow: Sendable, Equatable {
     }
 
     private static func appendLength(_ n: Int64, to out: inout [UInt8]) {
-        let u = UInt64(bitPattern: n)
-        for k in (0..<8).reversed() { out.append(UInt8(truncatingIfNeeded: u >> (UInt64(k) * 8))) }
+        withUnsafeBytes(of: UInt64(bitPattern: n).bigEndian) { out.append(contentsOf: $0) }
     }
 }
 
@@ -169,6 +168,7 @@ public enum Hex {
             }
         }
         var out: [UInt8] = []
+        out.reserveCapacity(u.count / 2)
         var i = 0
         while i < u.count {
             guard let hi = v(u[i]), let lo = v(u[i + 1]) else { return nil }

@@ -22,28 +22,29 @@ public struct SHA256: Sendable {
     }
 
     public mutating func update(_ bytes: UnsafeBufferPointer<UInt8>) {
-        length &+= UInt64(bytes.count)
-        var i = 0
         let n = bytes.count
+        guard n > 0, let src = bytes.baseAddress else { return }
+        length &+= UInt64(n)
+        var i = 0
         if blockCount > 0 {
-            while i < n && blockCount < 64 {
-                block[blockCount] = bytes[i]
-                blockCount += 1
-                i += 1
-            }
+            // Top up the partial block (copied at once, not byte by byte).
+            let start = blockCount, take = Swift.min(64 - start, n)
+            block.withUnsafeMutableBufferPointer { $0.baseAddress!.advanced(by: start).update(from: src, count: take) }
+            blockCount += take
+            i = take
             if blockCount == 64 {
                 block.withUnsafeBufferPointer { compress($0.baseAddress!) }
                 blockCount = 0
             }
         }
         while n - i >= 64 {
-            compress(bytes.baseAddress! + i)
+            compress(src + i)
             i += 64
         }
-        while i < n {
-            block[blockCount] = bytes[i]
-            blockCount += 1
-            i += 1
+        if i < n {
+            let from = i
+            block.withUnsafeMutableBufferPointer { $0.baseAddress!.update(from: src + from, count: n - from) }
+            blockCount = n - i
         }
     }
 
@@ -54,17 +55,26 @@ public struct SHA256: Sendable {
 
     public mutating func finish() -> [UInt8] {
         let bits = length &* 8
-        var pad: [UInt8] = [0x80]
+        // 0x80, zeros up to 56 mod 64, the length in bits (big-endian): one
+        // fixed buffer, no arrays built per call.
         let rest = (blockCount + 1) % 64
-        pad += [UInt8](repeating: 0, count: rest <= 56 ? 56 - rest : 120 - rest)
-        for k in (0..<8).reversed() { pad.append(UInt8(truncatingIfNeeded: bits >> (UInt64(k) * 8))) }
-        update(pad)
-        var out: [UInt8] = []
-        out.reserveCapacity(32)
-        for w in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
-            out += [UInt8(w >> 24), UInt8(truncatingIfNeeded: w >> 16), UInt8(truncatingIfNeeded: w >> 8), UInt8(truncatingIfNeeded: w)]
+        let padCount = 1 + (rest <= 56 ? 56 - rest : 120 - rest) + 8
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { pad in
+            pad.initialize(repeating: 0)
+            pad[0] = 0x80
+            for k in 0..<8 { pad[padCount - 8 + k] = UInt8(truncatingIfNeeded: bits >> (UInt64(7 - k) * 8)) }
+            update(UnsafeBufferPointer(UnsafeMutableBufferPointer(rebasing: pad[..<padCount])))
         }
-        return out
+        let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
+        return [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            for (i, w) in words.enumerated() {
+                out[4 * i] = UInt8(w >> 24)
+                out[4 * i + 1] = UInt8(truncatingIfNeeded: w >> 16)
+                out[4 * i + 2] = UInt8(truncatingIfNeeded: w >> 8)
+                out[4 * i + 3] = UInt8(truncatingIfNeeded: w)
+            }
+            count = 32
+        }
     }
 
     private static let k: [UInt32] = [

@@ -86,6 +86,19 @@ extension UndoHistory {
 }
 
 extension UndoHistory {
+    /// The stacks, groups, open groups and marks without the per-event log
+    /// and touch index (what `snapshotJSON` holds).
+    var withoutLog: UndoHistory {
+        var h = UndoHistory(levels: levels)
+        h.stacks = stacks
+        h.groups = groups
+        h.open = open
+        h.markCount = markCount
+        h.markTransactions = markTransactions
+        h.logBase = logBase + Int64(log.count)
+        return h
+    }
+
     /// Forgets the log and touch index below the floor: no undo or redo can
     /// reach those events any more, so memory follows the stacks, not the
     /// length of the history. Costs one pass over the index; call it now and

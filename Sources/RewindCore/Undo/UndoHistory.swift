@@ -236,18 +236,20 @@ public struct UndoHistory: Sendable {
         trim(sk)
     }
 
-    /// Drops the oldest groups past `levels`.
+    /// Drops the oldest groups past `levels`. In place: a stack taken out
+    /// with `var s = stacks[sk]`, trimmed and stored back, was shared with
+    /// the dictionary's copy while trimmed, so every push onto a full stack
+    /// copied the whole stack.
     private mutating func trim(_ sk: StackKey) {
-        guard levels > 0, var s = stacks[sk] else { return }
-        if s.undo.count > levels {
-            for k in s.undo.prefix(s.undo.count - levels) { groups[k] = nil }
-            s.undo.removeFirst(s.undo.count - levels)
+        guard levels > 0, let counts = stacks[sk].map({ (undo: $0.undo.count, redo: $0.redo.count) }) else { return }
+        if counts.undo > levels {
+            for k in stacks[sk]!.undo[..<(counts.undo - levels)] { groups[k] = nil }
+            stacks[sk]!.undo.removeFirst(counts.undo - levels)
         }
-        if s.redo.count > levels {
-            for k in s.redo.prefix(s.redo.count - levels) { groups[k] = nil }
-            s.redo.removeFirst(s.redo.count - levels)
+        if counts.redo > levels {
+            for k in stacks[sk]!.redo[..<(counts.redo - levels)] { groups[k] = nil }
+            stacks[sk]!.redo.removeFirst(counts.redo - levels)
         }
-        stacks[sk] = s
     }
 
     // MARK: Helpers
