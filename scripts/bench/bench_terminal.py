@@ -45,3 +45,13 @@ class Terminal:
 
     def request(self, type_, **fields):
         return self.reply(self.send(type_, **fields))
+
+
+def history_op(i, views, texts):
+    """The i-th edit of a benchmark's long history: every third sets a field
+    of one of `views` views (v0, v1, …), the others type a letter at the start
+    of one of the text nodes named by `texts(i)`."""
+    if i % 3 == 0:
+        return {"op": "set", "node": f"v{i % views}", "key": "n", "value": i}
+    return {"op": "insert", "node": texts(i), "pos": 0, "text": chr(97 + i % 26)}
+

@@ -27,7 +27,7 @@ import json
 import sys
 import time
 
-from bench_terminal import Terminal
+from bench_terminal import Terminal, history_op
 
 
 def check(r, what):
@@ -64,10 +64,7 @@ def build(port, tokens, doc, events, share_with):
         for k in range(min(WINDOW, events - n)):
             i = n + k
             w = writers[i % len(writers)]
-            if i % 3 == 0:
-                op = {"op": "set", "node": f"v{i % VIEWS}", "key": "n", "value": i}
-            else:
-                op = {"op": "insert", "node": f"t{gen}-{i % TEXTS}", "pos": 0, "text": chr(97 + i % 26)}
+            op = history_op(i, VIEWS, lambda i: f"t{gen}-{i % TEXTS}")
             batch.append((w, w.send("submit", doc=doc, tx=f"f{i}", base=head, ops=[op])))
         for w, i in batch:
             head = max(head, check(w.reply(i), "submit")["version"])

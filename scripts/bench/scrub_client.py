@@ -13,7 +13,7 @@ import json
 import sys
 import time
 
-from bench_terminal import Terminal
+from bench_terminal import Terminal, history_op
 
 
 def check(r, what):
@@ -40,10 +40,7 @@ def build(port, tokens, events, share_with):
         for k in range(min(window, events - n)):
             i = n + k
             w = writers[i % len(writers)]
-            if i % 3 == 0:
-                op = {"op": "set", "node": f"v{i % VIEWS}", "key": "n", "value": i}
-            else:
-                op = {"op": "insert", "node": f"t{i % TEXTS}", "pos": 0, "text": chr(97 + i % 26)}
+            op = history_op(i, VIEWS, lambda i: f"t{i % TEXTS}")
             batch.append((w, w.send("submit", doc="scrub", tx=f"f{i}", base=head, ops=[op])))
         for w, i in batch:
             r = w.reply(i)
