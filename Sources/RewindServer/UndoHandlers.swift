@@ -191,7 +191,8 @@ extension Server {
     func history(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let user = c.user!.id
         whenOpenInScope(r, c, d) { scope in
-            let h = d.committed.history
+            // As undo sees it: with what this terminal sent before, committed or not (README "Ordering").
+            let h = d.history
             let s = h.stacks(user: user, scope: scope)
             func list(_ keys: [UndoHistory.GroupKey]) -> JSON {
                 .array(keys.reversed().compactMap { h.groups[$0] }.map { g in

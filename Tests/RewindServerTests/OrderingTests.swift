@@ -76,6 +76,31 @@ final class OrderingTests: XCTestCase {
         XCTAssertEqual(r[7]["closed"], true, "the close behind an open closes what it opened")
     }
 
+    /// "… `perform`, `validate`, `motion`, `undo`, `redo`, `history`,
+    /// `clear_history`, `set_action` … sent behind an `open` wait for it": a
+    /// second terminal of alice's pastes its undo work right behind its open.
+    func testUndoRequestsSentBehindAnOpenWaitForIt() throws {
+        let (s, _) = try fixture()
+        let again = try s.terminal("alice", client: "A2")
+        let ids = again.pipeline([
+            ("open", [("doc", "d")]),
+            ("set_action", [("doc", "d"), ("action", "Seed")]),
+            ("validate", [("doc", "d"), ("actions", ["undo"])]),
+            ("undo", [("doc", "d")]),
+            ("perform", [("doc", "d"), ("action", "redo")]),
+            ("motion", [("doc", "d"), ("motion", "shake")]),
+            ("clear_history", [("doc", "d")]),
+            ("history", [("doc", "d")]),
+        ])
+        let r = try replies(again, ids)
+        for (i, reply) in r.enumerated() { XCTAssertTrue(reply.isOK, "request \(i) behind the open: \(JSONWriter.string(.object(reply)))") }
+        XCTAssertEqual(r[2]["actions"]?.objectValue?["undo"]?.objectValue?["title"], "Undo Seed", "validate sees the rename before it")
+        XCTAssertEqual(r[3]["action"], "Seed")
+        XCTAssertEqual(r[4]["version"], 3, "the redo follows the undo: \(r[4])")
+        XCTAssertEqual(r[5]["prompt"], "p1", "the shake sees the redone group on top: \(r[5])")
+        XCTAssertEqual(r[7]["undo"], [], "history behind clear_history: \(r[7])")
+    }
+
     /// "… they see the document with everything sent before them applied,
     /// including submits not yet committed": the next line is taken once the
     /// submit is applied, not once it is answered.
