@@ -48,8 +48,8 @@ public final class Server {
     var nextPromptNumber = 1
     /// Documents with presence moved by edits this loop turn (`FocusHandlers.swift`).
     var presenceMovedDocs: [DocumentRuntime] = []
-    /// The actions of the responder chain and who handles them (`Chain/ChainActions.swift`).
-    lazy var actions = Server.builtInActions()
+    /// The actions of the responder chain and who handles them (`EditingActions`, core; carried out in `Chain/BuiltInActions.swift`).
+    let actions = EditingActions.table()
     /// `--metrics`: what is counted (nil without it: nothing is) and the HTTP endpoint serving it.
     let metrics: ServerMetrics?
     private var metricsEndpoint: MetricsEndpoint?
