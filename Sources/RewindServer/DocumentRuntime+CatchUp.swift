@@ -72,6 +72,7 @@ extension DocumentRuntime {
             let ledger = try DocumentLedger(doc: id, snapshot: snapshot.state, tail: tail, limits: server.config.limits)
             guard ledger.seq == snapshot.seq else { throw RewindError(.internal, "snapshot header and body disagree") }
             committed = ledger
+            snapshotVersion = ledger.version
             let events = tail.compactMap { if case let .event(e) = $0 { return e }; return nil }
             recent = events.suffix(server.config.recentEvents).map { (version: $0.version, bytes: $0.wireBytes) }
             server.logger.debug("loaded from snapshot", metadata: ["doc": "\(id)", "seq": "\(snapshot.seq)", "tail": "\(tail.count)"])
@@ -113,6 +114,11 @@ extension DocumentRuntime {
         speculative = committed
         if !loadedOnce {
             loadedOnce = true
+            // Read far past its newest snapshot (imported, written by an
+            // instance with snapshots off, an older release): take one now,
+            // so the next first open reads only the tail.
+            let every = Int64(server.config.snapshotEvery)
+            if every > 0 && committed.version - snapshotVersion >= every { saveSnapshot() }
             // Waiters run once the groups left open are closed (SPEC section 4).
             server.cluster.ask(self)
             return closeOrphanedGroups(firstLoad: true) { [self] in

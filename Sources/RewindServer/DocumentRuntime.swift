@@ -94,6 +94,8 @@ final class DocumentRuntime {
     var noticedSeq: Int64 = 0
     /// Notices may have been missed (the listening connection came back): ask the log for its head.
     var headUnknown = false
+    /// The version of the newest snapshot this runtime restored or took (0: none).
+    var snapshotVersion: Int64 = 0
     /// Wire form of the newest committed events, oldest first, for catch-up from memory.
     var recent: [(version: Int64, bytes: [UInt8])] = []
 
@@ -344,8 +346,9 @@ final class DocumentRuntime {
     /// a value: later commits do not change the copy being encoded, which
     /// holds only what a snapshot needs (`forSnapshot`: sharing the rest
     /// with the live ledger made its next commit copy it).
-    private func saveSnapshot() {
+    func saveSnapshot() {
         let ledger = committed.forSnapshot
+        snapshotVersion = ledger.version
         committed.compactHistory()
         let (doc, store) = (id, server.store)
         BackgroundWork.run(on: server.loop, {

@@ -58,4 +58,39 @@ final class SnapshotIntegrationTests: XCTestCase {
         XCTAssertEqual(redo["action"], "Typing burst")
         XCTAssertEqual(try a.request("open", [("doc", "d")])["state"]?.objectValue?["nodes"]?.objectValue?["n"]?.objectValue?["text"], "xyz")
     }
+
+    /// A document read far past its newest snapshot — here written with
+    /// snapshots off, as an import or an older release leaves one — gets a
+    /// snapshot when it is first loaded, and the next first open starts from it.
+    func testADocumentLoadedFarPastItsNewestSnapshotIsSnapshottedOnLoad() throws {
+        let db = try TestDatabase()
+        var server = try ServerProcess(database: db, arguments: ["--snapshot-every", "0"])
+        var a = try Terminal(port: server.port)
+        try a.hello("alice", db)
+        try a.request("create_doc", [("doc", "d")])
+        try a.submit("d", tx: "seed", base: 0, [["op": "create", "node": "n", "parent": "root", "kind": "text", "text": "x"]])
+        for i in 1...30 { try a.submit("d", tx: "s\(i)", base: Int64(i), [["op": "set", "node": "n", "key": "k", "value": .int(Int64(i))]]) }
+        let snapshots = { try db.db.query("SELECT count(*), max(version) FROM snapshots WHERE doc = 'd'") }
+        XCTAssertEqual(try snapshots().int(0, 0), 0, "snapshots off: none written")
+        server.kill9()
+
+        server = try ServerProcess(database: db, arguments: ["--snapshot-every", "10"])
+        a = try Terminal(port: server.port)
+        try a.hello("alice", db)
+        XCTAssertEqual(try a.request("open", [("doc", "d")])["version"], 31)
+        var taken: Int64 = 0
+        for _ in 0..<50 {
+            taken = try snapshots().int(0, 1) ?? 0
+            if taken > 0 { break }
+            usleep(100_000)
+        }
+        XCTAssertEqual(taken, 31, "a snapshot of the head, taken on load")
+        server.kill9()
+
+        server = try ServerProcess(database: db, arguments: ["--snapshot-every", "10"])
+        a = try Terminal(port: server.port)
+        try a.hello("alice", db)
+        XCTAssertEqual(try a.request("open", [("doc", "d")])["state"], try RewindStore.Replay.document("d", db: db.db).document.json)
+        XCTAssertEqual(try snapshots().int(0, 0), 1, "loaded from it: no second one")
+    }
 }
