@@ -350,6 +350,9 @@ final class DocumentRuntime {
         let ledger = committed.forSnapshot
         snapshotVersion = ledger.version
         committed.compactHistory()
+        // Bounded memory for a document served for ever: old transaction ids are the log's to answer.
+        committed.forgetOldTransactions()
+        speculative.forgetOldTransactions()
         let (doc, store) = (id, server.store)
         BackgroundWork.run(on: server.loop, {
             let text = JSONWriter.string(ledger.snapshotJSON)

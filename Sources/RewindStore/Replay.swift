@@ -26,6 +26,7 @@ public enum Replay {
             for entry in entries { try ledger.replay(entry) }
             // Memory follows the undo stacks, not the log's length (as on the server, at each snapshot).
             ledger.compactHistory()
+            ledger.forgetOldTransactions()
             progress?(ledger.version, target)
         }
         return ledger

@@ -48,6 +48,31 @@ final class LedgerTests: XCTestCase {
         XCTAssertNotNil(event(try l.append(submission("tx1", base: 1, [.set("root", key: "k", value: 1)], user: 2))))
     }
 
+    /// Old transaction ids are forgotten past twice the rebase window; the
+    /// ledger then says it does not know them all (the log answers for them).
+    func testOldTransactionIdsAreForgottenAndTheLedgerSaysSo() throws {
+        var limits = Limits()
+        limits.maxRebaseDistance = 5
+        var l = DocumentLedger(doc: "d", limits: limits)
+        _ = try l.append(submission("seed", base: 0, [.create(NodeSpec(id: "n", kind: "view", frame: [0, 0, 1, 1]), parent: "root", index: 0)]))
+        for i in 1...20 { _ = try l.append(submission("t\(i)", base: l.version, [.set("n", key: "k", value: .int(Int64(i)))])) }
+        l.forgetOldTransactions()
+        XCTAssertFalse(l.knowsAllTransactions)
+        XCTAssertNil(l.transaction(user: 1, tx: "t1"), "older than the window: the log's to answer")
+        XCTAssertEqual(l.transaction(user: 1, tx: "t20")?.version, 21)
+        XCTAssertEqual(l.transaction(user: 1, tx: "t16")?.version, 17, "the window's five are kept")
+        guard case .duplicate(version: 21) = try l.append(submission("t20", base: 20, [.set("n", key: "k", value: 20)])) else {
+            return XCTFail("a recent retry is still recognised")
+        }
+        XCTAssertThrowsError(try l.append(submission("t1", base: 1, [.set("n", key: "k", value: 1)])), "too far behind to rebase") {
+            XCTAssertEqual(($0 as? RewindError)?.code, .version)
+        }
+        var unbounded = DocumentLedger(doc: "d", limits: .unbounded)
+        for i in 1...20 { _ = try unbounded.append(submission("u\(i)", base: unbounded.version, [.set("root", key: "k", value: .int(Int64(i)))])) }
+        unbounded.forgetOldTransactions()
+        XCTAssertTrue(unbounded.knowsAllTransactions, "no window, nothing forgotten")
+    }
+
     func testTheSameTransactionWithOtherContentIsAConflict() throws {
         var l = DocumentLedger(doc: "d")
         _ = try l.append(submission("tx1", base: 0, [.set("root", key: "k", value: 1)]))

@@ -96,6 +96,20 @@ public struct DocumentLedger: Sendable {
 
     public func transaction(user: Int64, tx: String) -> TxRecord? { transactions[TxKey(user: user, tx: Key(tx))] }
 
+    /// Forgets the transaction ids of events older than the rebase window,
+    /// once twice that many are held (every id was kept for ever: ~200 bytes
+    /// an event, in every long-lived ledger). A retry of one that old is
+    /// answered by the log, as for a ledger restored from a snapshot: with
+    /// `knowsAllTransactions` false, appends check the log for duplicates and
+    /// a submit too far behind to rebase is looked up there.
+    public mutating func forgetOldTransactions() {
+        let window = limits.maxRebaseDistance
+        guard window < Int.max / 2, transactions.count > 2 * window else { return }
+        let oldest = version - Int64(window)
+        transactions = transactions.filter { $0.value.version > oldest }
+        knowsAllTransactions = false
+    }
+
     /// A copy holding only what `snapshotJSON` reads: the state, the head,
     /// the names and the undo stacks and groups — not the transaction ids,
     /// the recent ops, or the history's per-event log and touch index, which
