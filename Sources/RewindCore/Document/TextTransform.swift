@@ -17,17 +17,31 @@ public enum TextTransform {
 
     /// Transforms `a` (not yet applied) against `b` (applied first): returns
     /// `a` as it applies after `b`, and `b` as it would apply after `a`.
+    ///
+    /// The grid of `a` × `b`: each op of `a` in turn goes through `b` as the
+    /// ops before it left it, one op of `b` at a time (an op may split in
+    /// two, and then both halves go on). Linear in the grid: taking the rest
+    /// of either list apart at every step, as a recursive definition does,
+    /// made a submit far behind the head cost the square of the distance.
     public static func transform(_ a: [Op], _ b: [Op]) -> ([Op], [Op]) {
         if a.isEmpty || b.isEmpty { return (a, b) }
         if a.count == 1 && b.count == 1 { return pair(a[0], b[0]) }
-        if a.count > 1 {
-            let (a1, b1) = transform([a[0]], b)
-            let (aRest, b2) = transform(Array(a.dropFirst()), b1)
-            return (a1 + aRest, b2)
+        var through = b
+        var out: [Op] = []
+        out.reserveCapacity(a.count)
+        for x in a {
+            var xs = [x]
+            var next: [Op] = []
+            next.reserveCapacity(through.count)
+            for y in through {
+                var ys = [y]
+                if !xs.isEmpty { (xs, ys) = transform(xs, ys) }  // one op, or the pieces it split into, against one
+                next.append(contentsOf: ys)
+            }
+            out.append(contentsOf: xs)
+            through = next
         }
-        let (a1, b1) = transform(a, [b[0]])
-        let (a2, bRest) = transform(a1, Array(b.dropFirst()))
-        return (a2, b1 + bRest)
+        return (out, through)
     }
 
     /// One op against one op. `b` has priority: it was committed first.
