@@ -2,7 +2,7 @@ import RewindCore
 
 /// Rebuilding a document from the log, for the admin CLI. It runs the same
 /// `DocumentLedger.replay` as the server, so both agree by construction, and
-/// checks the hash chain as it goes.
+/// checks the hash chain as it goes (on the thread that reads the pages).
 public enum Replay {
     /// The document at `version` (default: the head), with the group marks
     /// that follow that version's event.
@@ -19,11 +19,11 @@ public enum Replay {
             ? headSeq
             : try db.query("SELECT coalesce(max(seq), 0) FROM log WHERE doc = $1 AND version <= $2", [doc, String(target)]).int(0, 0) ?? 0
         var ledger = DocumentLedger(doc: doc)
+        // Pages are read and their hashes checked on a second thread (`LogPageReader`); here they are applied.
+        let reader = LogPageReader(doc: doc, db: db, toSeq: stop)
+        defer { reader.finish() }
         while ledger.seq < stop {
-            let s = LogRows.range(doc: doc, afterSeq: ledger.seq, toSeq: stop, limit: 5_000)
-            let entries = try LogRows.decode(doc: doc, try db.query(s))
-            guard !entries.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at entry \(ledger.seq), its head says \(stop)") }
-            for entry in entries { try ledger.replay(entry) }
+            for entry in try reader.next() { try ledger.replay(entry, verify: false) }
             // Memory follows the undo stacks, not the log's length (as on the server, at each snapshot).
             ledger.compactHistory()
             ledger.forgetOldTransactions()

@@ -98,6 +98,10 @@ final class WritePathTests: XCTestCase {
         XCTAssertEqual(tampered.status, 1)
         XCTAssertTrue(tampered.out.contains("d entry 4 (version 4)"), tampered.out)
         XCTAssertTrue(tampered.out.contains("hash chain"), tampered.out)
+        // Replay checks the chain too (on the thread that reads the pages).
+        let replayed = try runAdmin(db, ["replay", "d"])
+        XCTAssertNotEqual(replayed.status, 0)
+        XCTAssertTrue(replayed.err.contains("the hash chain of d breaks at entry 4"), replayed.err)
 
         // A restarted server will not serve (or extend) the changed log.
         f.server.kill9()
