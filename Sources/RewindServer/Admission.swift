@@ -22,13 +22,13 @@ extension Server {
 
     /// Before checking a token: an address whose hellos keep failing waits (no database lookup).
     func helloRetryAfter(_ c: Connection) -> UInt64? {
-        failedHellos[c.address]?.wait(now: loop.now)
+        failedHellos[c.address]?.wait(now: now)
     }
 
     /// A hello failed: counted against its address, and logged (never with the token).
     func helloFailed(_ c: Connection, claimed user: String?, why: String) {
-        var bucket = failedHellos[c.address] ?? TokenBucket(rate: config.failedHellosPerSecond, burst: config.failedHelloBurst, now: loop.now)
-        let throttled = bucket.take(now: loop.now) != nil
+        var bucket = failedHellos[c.address] ?? TokenBucket(rate: config.failedHellosPerSecond, burst: config.failedHelloBurst, now: now)
+        let throttled = bucket.take(now: now) != nil
         failedHellos[c.address] = bucket
         logger.notice("hello refused", metadata: ["address": "\(c.address)", "user": "\(user ?? "-")", "why": "\(why)",
                                                   "throttled": "\(throttled)"])
@@ -92,7 +92,7 @@ extension Server {
     }
 
     func acceptFailed(_ code: Int32) {
-        let now = loop.now
+        let now = self.now
         guard now >= acceptErrorLoggedAt + 1_000 else { return }
         acceptErrorLoggedAt = now
         logger.warning("accepting a connection failed: \(uvErrorText(code))", metadata: ["connections": "\(connectionCount)"])

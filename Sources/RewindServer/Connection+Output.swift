@@ -50,7 +50,7 @@ extension Connection {
 
     private func counted(_ count: Int) {
         outputBytes += count
-        if outputBytes >= maxOutputBytes && overBoundSince == nil { overBoundSince = server.loop.now }
+        if outputBytes >= maxOutputBytes && overBoundSince == nil { overBoundSince = server.now }
         markDirty()
     }
 

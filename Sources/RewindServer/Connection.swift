@@ -142,7 +142,7 @@ final class Connection {
         counts = server.metrics?.counts
         decoder = FrameDecoder(maxFrameBytes: server.config.limits.maxFrameBytes)
         peer = stream.peer
-        connectedAt = server.loop.now
+        connectedAt = server.now
         lastHeard = connectedAt
         requests = TokenBucket(rate: server.config.requestsPerSecond, burst: server.config.requestBurst, now: connectedAt)
     }
@@ -217,7 +217,7 @@ final class Connection {
             }
             guard let frame = decoder.next() else { return }
             served += 1
-            lastHeard = server.loop.now
+            lastHeard = server.now
             server.handle(frame, from: self)
         }
     }
@@ -226,7 +226,7 @@ final class Connection {
         // Read only when everything complete has been taken: the rest waits in the kernel.
         let waiting = decoder.bufferedBytes > 0 && !decoder.holdsPartialLine
         if mayDispatch && !waiting { stream.resumeReading() } else { stream.pauseReading() }
-        partialSince = decoder.holdsPartialLine ? (partialSince ?? server.loop.now) : nil
+        partialSince = decoder.holdsPartialLine ? (partialSince ?? server.now) : nil
         server.partialLineChanged(self, to: decoder.partialBytes)
     }
 

@@ -26,7 +26,7 @@ extension Server {
         }
         metrics?.counts.request(RequestLabels.index(of: request.type))
         c.badFramesInARow = 0
-        if let wait = c.requests.take(now: loop.now) {
+        if let wait = c.requests.take(now: now) {
             return c.fail(request, RewindError(
                 .rateLimited, "more than \(Int(config.requestsPerSecond)) requests a second on this connection; slow down",
                 details: ["retry_after_ms": .int(Int64(wait))]))

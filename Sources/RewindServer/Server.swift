@@ -57,6 +57,13 @@ public final class Server {
     private var sweeper: Timer?
     private var signals: [SignalWatcher] = []
     private(set) var shuttingDown = false
+    /// What a test moved the clock on (`advanceClock`).
+    private var clockAdvance: UInt64 = 0
+    /// Milliseconds by the loop's clock: what timeouts and rate limits read,
+    /// so that a server test can make time pass without waiting for it.
+    var now: UInt64 { loop.now &+ clockAdvance }
+    /// Moves `now` on by `ms` (tests; the next sweep sees it).
+    func advanceClock(by ms: UInt64) { clockAdvance += ms }
     let serverName = "rewind/0.1"
 
     public init(config: ServerConfig, logger: Logger) {
@@ -279,12 +286,12 @@ public final class Server {
     private var closing: [(stream: TCPStream, deadline: UInt64)] = []
 
     func closeHardLater(_ stream: TCPStream) {
-        closing.append((stream, loop.now + config.closeGraceMs))
+        closing.append((stream, now + config.closeGraceMs))
     }
 
     /// Closes connections that went silent or never said hello.
-    private func sweep() {
-        let now = loop.now
+    func sweep() {
+        let now = self.now
         closing.removeAll { entry in
             guard now >= entry.deadline else { return false }
             entry.stream.close(now: true)

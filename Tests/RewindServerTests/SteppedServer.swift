@@ -155,6 +155,11 @@ final class SteppedTerminal {
         return ids
     }
 
+    /// Writes bytes as they are (a line cut short, say).
+    func sendRaw(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
     /// Reads what has arrived, without waiting.
     func read() {
         var chunk = [UInt8](repeating: 0, count: 65536)

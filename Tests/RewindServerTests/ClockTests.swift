@@ -1,0 +1,64 @@
+import RewindCore
+@testable import RewindServer
+import XCTest
+
+/// Timeouts and rate limits with the server's clock moved on by the test
+/// (`Server.advanceClock`, then a sweep), not waited for.
+final class ClockTests: XCTestCase {
+    func bye(_ t: SteppedTerminal, _ s: SteppedServer) throws -> JSONObject {
+        try s.turn(until: { t.read(); return t.closed }, "the connection to close")
+        return try XCTUnwrap(t.received.last { $0["push"] == "bye" })
+    }
+
+    func testNoHelloWithinTheHandshakeTimeoutIsClosed() throws {
+        let s = try SteppedServer()
+        let quiet = try s.connect()
+        let greeted = try s.terminal("alice")
+        s.turn()
+        s.server.advanceClock(by: s.server.config.handshakeTimeoutMs - 1_000)  // (the loop's own clock moves on a little too)
+        s.server.sweep()
+        s.turn()
+        quiet.read()
+        XCTAssertFalse(quiet.closed, "not yet")
+        s.server.advanceClock(by: 2_000)
+        s.server.sweep()
+        XCTAssertEqual(try bye(quiet, s)["reason"], "handshake_timeout")
+        XCTAssertTrue(try greeted.request("ping").isOK, "a terminal that said hello stays")
+    }
+
+    func testAConnectionSilentPastTheIdleTimeoutIsClosedAndPingKeepsItOpen() throws {
+        let s = try SteppedServer()
+        let silent = try s.terminal("alice")
+        let pinging = try s.terminal("bob")
+        for _ in 0..<3 {
+            s.server.advanceClock(by: 20_000)
+            XCTAssertTrue(try pinging.request("ping").isOK)
+            s.server.sweep()
+        }
+        XCTAssertEqual(try bye(silent, s)["reason"], "idle")
+        XCTAssertTrue(try pinging.request("ping").isOK, "60 s, pinging every 20: still open")
+    }
+
+    func testAnIncompleteLineHeldTooLongClosesTheConnection() throws {
+        let s = try SteppedServer()
+        let t = try s.terminal("alice")
+        t.sendRaw(Array(#"{"id":9,"type":"pi"#.utf8))
+        s.turn()
+        s.server.advanceClock(by: s.server.config.handshakeTimeoutMs + 1)
+        s.server.sweep()
+        XCTAssertEqual(try bye(t, s)["reason"], "partial_line")
+    }
+
+    func testTheRequestRateLimitRefillsWithTime() throws {
+        let s = try SteppedServer { $0.requestsPerSecond = 10; $0.requestBurst = 20 }
+        let t = try s.terminal("alice")  // the hello took one
+        let ids = t.pipeline(Array(repeating: ("ping", []), count: 20))
+        let r = try replies(t, ids)
+        XCTAssertEqual(r.filter(\.isOK).count, 19, "the burst, less the hello")
+        XCTAssertEqual(r.last?.errorCode, "rate_limited")
+        let wait = try XCTUnwrap(r.last?["error"]?.objectValue?["details"]?.objectValue?["retry_after_ms"]?.intValue)
+        XCTAssertEqual(try t.request("ping").errorCode, "rate_limited", "no time has passed")
+        s.server.advanceClock(by: UInt64(wait))
+        XCTAssertTrue(try t.request("ping").isOK, "after retry_after_ms, one more")
+    }
+}
