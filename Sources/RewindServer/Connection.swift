@@ -97,8 +97,6 @@ final class Connection {
     var previews = PreviewShelf()
     /// Per document: the last `prompt_state` pushed, to push only changes.
     var promptStates: [String: UndoPromptState] = [:]
-    /// What this terminal is shown, per level (ids of `Server.prompts`).
-    var prompts = PromptQueue()
     /// hello options (PROTOCOL.md): shake to undo, error prompts, gesture bindings.
     var shakeToEdit = true
     var errorPrompts = false

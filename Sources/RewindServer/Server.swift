@@ -43,9 +43,10 @@ public final class Server {
     var acceptErrorLoggedAt: UInt64 = 0
     /// Bytes held in incomplete lines, over all connections.
     private(set) var partialBytes = 0
-    /// Prompts presented or waiting on some terminal, by id.
-    var prompts: [String: LivePrompt] = [:]
-    var nextPromptNumber = 1
+    /// Prompts presented or waiting on some terminal, and who holds which (`Prompts/PromptCenter.swift`).
+    var promptBoard = PromptBoard()
+    /// What runs when each held prompt is answered or cancelled, by id.
+    var promptAnswers: [String: PromptAnswer] = [:]
     /// Documents with presence moved by edits this loop turn (`FocusHandlers.swift`).
     var presenceMovedDocs: [DocumentRuntime] = []
     /// The actions of the responder chain and who handles them (`EditingActions`, core; carried out in `Chain/BuiltInActions.swift`).
@@ -212,6 +213,9 @@ public final class Server {
     }
 
     var connectionCount: Int { connections.count }
+
+    /// The connection with this id, while it is connected.
+    func connection(_ id: Int) -> Connection? { connections[id] }
 
     /// The connections of one user, on this server.
     func connectionsOf(user: Int64) -> [Connection] {

@@ -158,7 +158,7 @@ extension Server {
             if let n = conflict.objectValue?["user"]?.stringValue, !names.contains(n) { names.append(n) }
         }
         let prompt = UndoPrompts.conflict(id: newPromptID(), kind: o.kind, action: action, names: names, conflicts: conflicts, locale: c.locale)
-        let live = LivePrompt(prompt: prompt, doc: d.id) { [unowned self] answer, c, r in
+        let answer: PromptAnswer = { [unowned self] answer, c, r in
             guard let r else { return }  // cancelled: the undo is dropped
             guard answer != Prompt.ActionID.cancel else { return c.reply(Message.reply(r.id)) }
             guard self.isOpen(d, on: c) else { return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal")) }
@@ -168,7 +168,7 @@ extension Server {
             self.runRevert(r, c, d, forced)
         }
         do throws(RewindError) {
-            try present(live, to: [c])
+            try present(prompt, doc: d.id, to: [c], answer: answer)
             c.reply(Message.reply(r.id, extra + [("prompt", .string(prompt.id)), ("conflicts", conflicts)]))
         } catch {
             c.fail(r, error)

@@ -1,104 +1,63 @@
 import RewindCore
 import RewindLoop
 
-/// A prompt while some terminal shows it or has it waiting, with what runs
-/// when it is answered. Any part of the server presents one with
-/// `Server.present` and never needs to know what the terminal shows now.
-final class LivePrompt {
-    let prompt: Prompt
-    /// The document it is about, if any (its `prompt_state.presented` lists it).
-    let doc: String?
-    /// Connections that show it or have it waiting.
-    var terminals: [Int: Connection] = [:]
-    /// Runs the chosen action and answers the `respond` request. When the
-    /// prompt is cancelled (every terminal holding it went, or closed its
-    /// document) it runs with the cancel action's id and no request to answer.
-    let answer: (_ action: String, _ c: Connection, _ r: Request?) -> Void
+/// What runs when a prompt is answered: the chosen action, the terminal, and
+/// the `respond` to answer — none when the prompt is cancelled (every
+/// terminal holding it went, or closed its document): then it runs with the
+/// cancel action's id.
+typealias PromptAnswer = (_ action: String, _ c: Connection, _ r: Request?) -> Void
 
-    init(prompt: Prompt, doc: String?, answer: @escaping (_ action: String, _ c: Connection, _ r: Request?) -> Void) {
-        self.prompt = prompt
-        self.doc = doc
-        self.answer = answer
-    }
-}
-
+/// Prompts carried out: who holds which is `PromptBoard`'s (core) to decide;
+/// here its effects become pushes, and answers run. Any part of the server
+/// presents one with `present` and never needs to know what the terminal shows now.
 extension Server {
-    func newPromptID() -> String {
-        defer { nextPromptNumber += 1 }
-        return "p\(nextPromptNumber)"
-    }
+    func newPromptID() -> String { promptBoard.newID() }
 
-    /// Presents `live` to each of `terminals`: shown at once where its level
-    /// is free, else queued behind what is shown. All or nothing: if any
-    /// terminal's queue at that level is full, none gets it (`rate_limited`).
-    func present(_ live: LivePrompt, to terminals: [Connection]) throws(RewindError) {
-        let id = live.prompt.id
-        var done: [Connection] = []
-        var shown: [Connection] = []
-        for c in terminals where !c.isClosed {
-            do throws(RewindError) {
-                if try c.prompts.present(id, at: live.prompt.level) { shown.append(c) }
-                done.append(c)
-            } catch {
-                for d in done { d.prompts.remove(id) }
-                throw error
-            }
-        }
-        guard !done.isEmpty else { return }
-        prompts[id] = live
-        for c in done { live.terminals[c.id] = c }
-        for c in shown { show(live, on: c) }
-    }
-
-    private func show(_ live: LivePrompt, on c: Connection) {
-        c.push(SharedBytes(Message.line(.obj([("push", "prompt"), ("doc", live.doc.map { .string($0) }), ("prompt", live.prompt.json)]))))
-        presentedChanged(c)
+    /// Presents `prompt` to each of `terminals` (shown where its level is free,
+    /// else waiting); `answer` runs when it is answered or cancelled. All or
+    /// nothing: a full queue on any of them refuses it (`rate_limited`).
+    func present(_ prompt: Prompt, doc: String?, to terminals: [Connection], answer: @escaping PromptAnswer) throws(RewindError) {
+        let effects = try promptBoard.present(prompt, doc: doc, to: terminals.filter { !$0.isClosed }.map(\.id))
+        guard promptBoard.held[prompt.id] != nil else { return }
+        promptAnswers[prompt.id] = answer
+        carryOut(effects, leaving: nil)
     }
 
     /// Takes a prompt away everywhere: `dismiss` where it was shown, and the
     /// next prompt waiting at that level is shown in its place.
     func dismiss(_ id: String) {
-        guard let live = prompts.removeValue(forKey: id) else { return }
-        for c in live.terminals.values { take(id, from: c) }
-        live.terminals = [:]
-    }
-
-    private func take(_ id: String, from c: Connection) {
-        let (wasShown, next) = c.prompts.remove(id)
-        guard wasShown else { return }
-        c.push(SharedBytes(Message.push("dismiss", [("prompt", .string(id))])))
-        if let next, let nextLive = prompts[next] { show(nextLive, on: c) } else { presentedChanged(c) }
+        promptAnswers[id] = nil
+        carryOut(promptBoard.dismiss(id), leaving: nil)
     }
 
     /// A terminal that goes (or closes `doc`) loses what it showed: prompts no
-    /// other terminal holds are cancelled (their cancel handler runs).
+    /// other terminal holds are cancelled (their answer runs with the cancel action).
     func cancelPrompts(of c: Connection, doc: String?) {
-        // Waiting ones first, so that taking a shown one away does not flash
-        // (push, then dismiss) a waiting one that is going too.
-        for id in c.prompts.all.reversed() {
-            guard let live = prompts[id], doc == nil || live.doc == doc else { continue }
-            live.terminals[c.id] = nil
-            if !c.isClosed { take(id, from: c) } else { c.prompts.remove(id) }
-            if live.terminals.isEmpty {
-                prompts[id] = nil
-                let cancel = live.prompt.actions.first { $0.style == .cancel }?.id ?? Prompt.ActionID.cancel
-                live.answer(cancel, c, nil)
+        carryOut(promptBoard.leave(c.id, doc: doc, connected: !c.isClosed), leaving: c)
+    }
+
+    private func carryOut(_ effects: [PromptBoard.Effect], leaving: Connection?) {
+        for effect in effects {
+            switch effect {
+            case let .show(id, t):
+                guard let c = connection(t), let h = promptBoard.held[id] else { continue }
+                c.push(SharedBytes(Message.line(.obj([("push", "prompt"), ("doc", h.doc.map { .string($0) }), ("prompt", h.prompt.json)]))))
+            case let .dismiss(id, t):
+                connection(t)?.push(SharedBytes(Message.push("dismiss", [("prompt", .string(id))])))
+            case let .presentedChanged(t):
+                guard let c = connection(t), !c.isClosed else { continue }
+                for doc in c.openDocuments {
+                    if let d = existingDocument(doc) { pushPromptState(d, to: c) }
+                }
+            case let .cancel(id, action, by):
+                guard let c = leaving ?? connection(by) else { continue }
+                promptAnswers.removeValue(forKey: id)?(action, c, nil)
             }
         }
     }
 
-    /// `prompt_state.presented` of every document the terminal has open may have changed.
-    private func presentedChanged(_ c: Connection) {
-        guard !c.isClosed else { return }
-        for doc in c.openDocuments {
-            if let d = existingDocument(doc) { pushPromptState(d, to: c) }
-        }
-    }
-
     /// The prompts `c` shows now that concern `doc` (or no document in particular).
-    func presentedPrompts(_ c: Connection, doc: String) -> [String] {
-        c.prompts.presented.filter { id in prompts[id].map { $0.doc == nil || $0.doc == doc } ?? false }
-    }
+    func presentedPrompts(_ c: Connection, doc: String) -> [String] { promptBoard.presented(c.id, doc: doc) }
 
     // MARK: Requests
 
@@ -108,15 +67,15 @@ extension Server {
     func respond(_ r: Request, _ c: Connection) throws(RewindError) {
         let id = try r.string("prompt", maxBytes: 64)
         let action = try r.string("action", maxBytes: 64)
-        guard let live = prompts[id], c.prompts.isPresented(id) else {
+        guard let h = promptBoard.held[id], promptBoard.queue(of: c.id).isPresented(id), let answer = promptAnswers[id] else {
             throw .notFound("respond: no prompt \"\(id)\" is shown on this terminal", details: ["prompt": .string(id)])
         }
-        guard live.prompt.action(action) != nil else {
+        guard h.prompt.action(action) != nil else {
             throw .badRequest("respond: prompt \"\(id)\" has no action \"\(action)\"",
-                              details: ["actions": .array(live.prompt.actions.map { .string($0.id) })])
+                              details: ["actions": .array(h.prompt.actions.map { .string($0.id) })])
         }
         dismiss(id)
-        live.answer(action, c, r)
+        answer(action, c, r)
     }
 
     /// An error prompt for a request rejected for its content (hello `error_prompts: true`).
@@ -124,7 +83,7 @@ extension Server {
         let prompt = UndoPrompts.error(id: newPromptID(), e, request: r.type, re: r.id, locale: c.locale)
         let doc = r.body["doc"]?.stringValue.flatMap { c.openDocuments.contains($0) ? $0 : nil }
         do throws(RewindError) {
-            try present(LivePrompt(prompt: prompt, doc: doc) { _, c, r in if let r { c.reply(Message.reply(r.id)) } }, to: [c])
+            try present(prompt, doc: doc, to: [c]) { _, c, r in if let r { c.reply(Message.reply(r.id)) } }
         } catch {
             logger.debug("error prompt not shown", metadata: ["conn": "\(c.label)", "error": "\(error)"])
         }

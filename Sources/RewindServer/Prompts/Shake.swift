@@ -15,7 +15,7 @@ extension Server {
         whenOpen(c, d) { [self] error in
             if let error { return c.fail(r, error) }
             // Shaking again while an undo prompt is up (for any document) shows no second one.
-            if let shown = c.prompts.all.first(where: { self.prompts[$0]?.prompt.reason == "shake" }) {
+            if let shown = self.promptBoard.queue(of: c.id).all.first(where: { self.promptBoard.held[$0]?.prompt.reason == "shake" }) {
                 return c.reply(Message.reply(r.id, [("prompt", .string(shown)), ("already", true)]))
             }
             guard self.mayEdit(d, c) else {
@@ -29,7 +29,7 @@ extension Server {
             guard let prompt = UndoPrompts.shake(id: self.newPromptID(), tops, locale: c.locale) else {
                 return c.reply(Message.reply(r.id, [("prompt", .null)]))
             }
-            let live = LivePrompt(prompt: prompt, doc: d.id) { [unowned self] answer, c, r in
+            let answer: PromptAnswer = { [unowned self] answer, c, r in
                 let kind: EventKind
                 switch answer {
                 case Prompt.ActionID.undo: kind = .undo
@@ -43,7 +43,7 @@ extension Server {
                 self.runRevert(r, c, d, .init(kind: kind, scope: scope, policy: .prompt, expectedGroup: group))
             }
             do throws(RewindError) {
-                try self.present(live, to: [c])
+                try self.present(prompt, doc: d.id, to: [c], answer: answer)
                 c.reply(Message.reply(r.id, [("prompt", .string(prompt.id))]))
             } catch { c.fail(r, error) }
         }

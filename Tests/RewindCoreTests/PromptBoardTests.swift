@@ -1,0 +1,54 @@
+@testable import RewindCore
+import XCTest
+
+/// Who holds which prompt, and what is pushed, without a server.
+final class PromptBoardTests: XCTestCase {
+    func prompt(_ id: String, level: Prompt.Level = .normal, cancel: String? = "cancel") throws -> Prompt {
+        var actions = [Prompt.Action(id: "undo", title: "Undo", style: .default)]
+        if let cancel { actions.append(.init(id: cancel, title: "Cancel", style: .cancel)) }
+        return try Prompt(id: id, title: id, level: level, reason: "shake", actions: actions)
+    }
+
+    func testPresentingShowsWhereTheLevelIsFreeElseWaitsAndDismissShowsTheNext() throws {
+        var board = PromptBoard()
+        XCTAssertEqual(try board.present(prompt("p1"), doc: "d", to: [1, 2]),
+                       [.show("p1", terminal: 1), .presentedChanged(terminal: 1), .show("p1", terminal: 2), .presentedChanged(terminal: 2)])
+        XCTAssertEqual(try board.present(prompt("p2"), doc: "d", to: [1]), [], "waits behind p1 on 1: nothing pushed")
+        XCTAssertEqual(board.presented(1, doc: "d"), ["p1"])
+        XCTAssertEqual(board.presented(1, doc: "other"), [], "about another document")
+        XCTAssertEqual(board.dismiss("p1"), [.dismiss("p1", terminal: 1), .show("p2", terminal: 1), .presentedChanged(terminal: 1),
+                                             .dismiss("p1", terminal: 2), .presentedChanged(terminal: 2)])
+        XCTAssertNil(board.held["p1"])
+        XCTAssertEqual(board.dismiss("p1"), [], "answered once")
+    }
+
+    func testAFullQueueAnywhereRefusesTheWholePresentation() throws {
+        var board = PromptBoard(waitingLimit: 1)
+        _ = try board.present(prompt("a"), doc: nil, to: [1])
+        _ = try board.present(prompt("b"), doc: nil, to: [1])
+        XCTAssertThrowsError(try board.present(prompt("c"), doc: nil, to: [2, 1])) { XCTAssertEqual(($0 as? RewindError)?.code, .rateLimited) }
+        XCTAssertNil(board.held["c"])
+        XCTAssertEqual(board.queue(of: 2).all, [], "all or nothing: 2 did not keep it")
+    }
+
+    func testAPromptNobodyHoldsAnyMoreIsCancelledWithItsCancelAction() throws {
+        var board = PromptBoard()
+        _ = try board.present(prompt("shared"), doc: "d", to: [1, 2])
+        _ = try board.present(prompt("mine", cancel: "never_mind"), doc: "d", to: [1])
+        XCTAssertEqual(board.leave(1, doc: "d", connected: true),
+                       [.cancel("mine", action: "never_mind", by: 1), .dismiss("shared", terminal: 1), .presentedChanged(terminal: 1)],
+                       "the waiting one goes first, without being shown; the shared one stays held by 2")
+        XCTAssertEqual(board.held["shared"]?.terminals, [2])
+        XCTAssertEqual(board.leave(2, doc: nil, connected: false), [.cancel("shared", action: "cancel", by: 2)],
+                       "a terminal that went is pushed nothing")
+        XCTAssertTrue(board.held.isEmpty)
+    }
+
+    func testClosingOneDocumentKeepsPromptsAboutOthers() throws {
+        var board = PromptBoard()
+        _ = try board.present(prompt("a", level: .alert), doc: "d", to: [1])
+        _ = try board.present(prompt("b"), doc: "e", to: [1])
+        XCTAssertEqual(board.leave(1, doc: "e", connected: true).first, .dismiss("b", terminal: 1))
+        XCTAssertEqual(board.presented(1, doc: "d"), ["a"])
+    }
+}
