@@ -87,7 +87,6 @@ final class DocumentRuntime {
     /// Focus and selection of the terminals here with a first responder, by connection id.
     var presence: PresenceBoard
     /// Terminals on other instances with presence here (`Cluster`), by instance and terminal.
-    var remotePresence: [String: RemoteTerminal] = [:]
     /// The head the newest `rewind_log` notice announced: entries up to it
     /// are read from the log once nothing of this instance's is in flight
     /// (its own appends' outcomes say whether the log moved under them).

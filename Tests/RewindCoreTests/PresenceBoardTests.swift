@@ -85,3 +85,19 @@ final class PresenceBoardTests: XCTestCase {
         XCTAssertEqual(board.endOfTurn(), [])
     }
 }
+
+extension PresenceBoardTests {
+    func testOtherInstancesTerminalsAreAnnouncedOnChangeAndLeaveWhenTheirInstanceIsGone() {
+        var board = PresenceBoard()
+        let here = caret("t", 1)
+        XCTAssertEqual(board.setRemote(instance: 7, terminal: 3, user: "bob", client: "B", here),
+                       [.announceRemote(user: "bob", client: "B", here)])
+        XCTAssertEqual(board.setRemote(instance: 7, terminal: 3, user: "bob", client: "B", here), [], "the same notice again")
+        _ = board.setRemote(instance: 8, terminal: 3, user: "carol", client: "C", caret("u", 0))
+        XCTAssertEqual(board.remote.count, 2, "terminal 3 of two instances: two terminals")
+        XCTAssertEqual(board.dropRemote(notIn: [8]), [.announceRemote(user: "bob", client: "B", Presence())], "instance 7 is gone")
+        XCTAssertEqual(board.setRemote(instance: 8, terminal: 3, user: "carol", client: "C", Presence()),
+                       [.announceRemote(user: "carol", client: "C", Presence())])
+        XCTAssertTrue(board.remote.isEmpty)
+    }
+}

@@ -3,16 +3,29 @@
 /// the server only carries that out (a `presence` push to the document's
 /// other terminals and a notice to the other instances; a `prompt_state` for
 /// a terminal whose undo scope may have moved). Terminals are named by the
-/// server's connection ids.
+/// server's connection ids; those other instances serve (`remote`) by the
+/// instance and its connection id, as their notices name them.
 public struct PresenceBoard: Sendable {
     public enum Effect: Sendable, Equatable {
         /// Tell the others where `terminal` is now (empty: it left, or lost focus).
         case announce(terminal: Int, Presence)
         /// `terminal`'s first responder — so its undo scope — may have changed.
         case promptStateMayChange(terminal: Int)
+        /// Tell every terminal here where a terminal of another instance is now (empty: it left).
+        case announceRemote(user: String, client: String, Presence)
+    }
+
+    /// A terminal another instance serves, as that instance's notices say.
+    public struct RemoteTerminal: Sendable, Equatable {
+        public var instance: Int32
+        public var user: String
+        public var client: String
+        public var presence: Presence
     }
 
     public private(set) var positions: [Int: Presence] = [:]
+    /// Other instances' terminals with presence here, by "instance:terminal".
+    public private(set) var remote: [String: RemoteTerminal] = [:]
     /// Terminals whose presence edits moved during this loop turn: announced
     /// once, at their final position, by `endOfTurn` — a batch of commits
     /// moving one caret costs one push per terminal, not one per commit.
@@ -62,6 +75,24 @@ public struct PresenceBoard: Sendable {
             if structural { effects.append(.promptStateMayChange(terminal: terminal)) }
         }
         return effects
+    }
+
+    /// Another instance says where one of its terminals is (empty: it left or lost focus).
+    public mutating func setRemote(instance: Int32, terminal: Int64, user: String, client: String, _ p: Presence) -> [Effect] {
+        let key = "\(instance):\(terminal)"
+        guard (remote[key]?.presence ?? Presence()) != p else { return [] }
+        remote[key] = p.isEmpty ? nil : RemoteTerminal(instance: instance, user: user, client: client, presence: p)
+        return [.announceRemote(user: user, client: client, p)]
+    }
+
+    /// Instances not in `live` are gone: their terminals leave, and no ghost stays.
+    public mutating func dropRemote(notIn live: Set<Int32>) -> [Effect] {
+        var out: [Effect] = []
+        for (key, r) in remote.sorted(by: { $0.key < $1.key }) where !live.contains(r.instance) {
+            remote[key] = nil
+            out.append(.announceRemote(user: r.user, client: r.client, Presence()))
+        }
+        return out
     }
 
     /// The end of the loop turn: each terminal edits moved, announced once where it is now.

@@ -70,12 +70,12 @@ extension Server {
     func setPresence(_ d: DocumentRuntime, _ c: Connection, _ p: Presence) {
         // A request that waited may act after its terminal left: no presence for a terminal not here.
         guard !c.isClosed, d.subscribers[c.id] === c else { return }
-        carryOut(d.presence.set(c.id, p), in: d)
+        announce(d.presence.set(c.id, p), in: d)
     }
 
     /// A terminal leaving the document (close, disconnect, idle) leaves no ghost behind.
     func leavePresence(_ d: DocumentRuntime, _ c: Connection) {
-        carryOut(d.presence.leave(c.id), in: d)
+        announce(d.presence.leave(c.id), in: d)
     }
 
     /// After a committed event (`PresenceBoard.after`): moves are announced
@@ -88,7 +88,7 @@ extension Server {
             return c.user?.id == event.userID && c.clientID == event.client
         }, current: d.current.document, committed: d.committed.document)
         if !hadMoved && !d.presence.moved.isEmpty { presenceMovedDocs.append(d) }
-        carryOut(effects, in: d)
+        announce(effects, in: d)
     }
 
     /// Pushes the presence moves of this loop turn (called just before the loop sleeps).
@@ -97,10 +97,11 @@ extension Server {
         let docs = presenceMovedDocs
         presenceMovedDocs = []
         // (A terminal found slow here is closed after this, by `closeMarked`: the sets do not change meanwhile.)
-        for d in docs { carryOut(d.presence.endOfTurn(), in: d) }
+        for d in docs { announce(d.presence.endOfTurn(), in: d) }
     }
 
-    private func carryOut(_ effects: [PresenceBoard.Effect], in d: DocumentRuntime) {
+    /// Carries `PresenceBoard`'s effects out in `d`: pushes to the terminals here, a notice to the other instances.
+    func announce(_ effects: [PresenceBoard.Effect], in d: DocumentRuntime) {
         for effect in effects {
             switch effect {
             case let .announce(id, p):
@@ -111,6 +112,10 @@ extension Server {
                 for other in d.subscribers.values where other !== c { other.push(bytes) }
             case let .promptStateMayChange(id):
                 if let c = d.subscribers[id] { pushPromptState(d, to: c) }
+            case let .announceRemote(user, client, p):
+                guard !d.subscribers.isEmpty else { continue }
+                let bytes = SharedBytes(Message.line(p.push(doc: d.id, user: user, client: client)))
+                for c in d.subscribers.values { c.push(bytes) }
             }
         }
     }
@@ -121,7 +126,7 @@ extension Server {
             guard let other = d.subscribers[id], let user = other.user, let client = other.clientID else { continue }
             c.push(SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client))))
         }
-        for r in d.remotePresence.values {
+        for r in d.presence.remote.values {
             c.push(SharedBytes(Message.line(r.presence.push(doc: d.id, user: r.user, client: r.client))))
         }
     }

@@ -97,11 +97,8 @@ final class Cluster {
         server.notifications.liveInstances { [self] result in
             guard case let .success(live) = result else { return }
             self.othersAlive = live.contains { $0 != self.instance }
-            for d in self.server.loadedDocuments where !d.remotePresence.isEmpty {
-                for (key, r) in d.remotePresence where !live.contains(r.instance) {
-                    d.remotePresence[key] = nil
-                    self.push(Presence(), of: (r.user, r.client), in: d)
-                }
+            for d in self.server.loadedDocuments where !d.presence.remote.isEmpty {
+                self.server.announce(d.presence.dropRemote(notIn: live), in: d)
             }
             then()
         }
@@ -130,17 +127,7 @@ final class Cluster {
               let user = o["user"]?.stringValue, let client = o["client"]?.stringValue
         else { return }
         let p = Presence(node: o["node"]?.stringValue.map { Key($0) }, selection: try? Selection.parse(o["selection"]))
-        let key = RemoteTerminal.key(instance: from, terminal: t)
-        let old = d.remotePresence[key]?.presence ?? Presence()
-        guard old != p else { return }
-        d.remotePresence[key] = p.isEmpty ? nil : RemoteTerminal(instance: Int32(truncatingIfNeeded: from), user: user, client: client, presence: p)
-        push(p, of: (user, client), in: d)
-    }
-
-    private func push(_ p: Presence, of who: (user: String, client: String), in d: DocumentRuntime) {
-        guard !d.subscribers.isEmpty else { return }
-        let bytes = SharedBytes(Message.line(p.push(doc: d.id, user: who.user, client: who.client)))
-        for c in d.subscribers.values { c.push(bytes) }
+        server.announce(d.presence.setRemote(instance: Int32(truncatingIfNeeded: from), terminal: t, user: user, client: client, p), in: d)
     }
 
     // MARK: Notices out
@@ -196,14 +183,4 @@ final class Cluster {
             for d in self.server.loadedDocuments where d.holdsGroupsOfOthers { d.closeOrphanedGroups(firstLoad: false) }
         }
     }
-}
-
-/// A terminal served by another instance, as its presence notices describe it.
-struct RemoteTerminal {
-    var instance: Int32
-    var user: String
-    var client: String
-    var presence: Presence
-
-    static func key(instance: Int64, terminal: Int64) -> String { "\(instance):\(terminal)" }
 }
