@@ -12,7 +12,7 @@ extension DocumentRuntime {
     /// Runs `body` once the runtime has read the log up to its head (at once
     /// if it has), after those that asked before it.
     func whenReady(_ body: @escaping (RewindError?) -> Void) {
-        if state == .ready && whenReadyQueue.isEmpty { body(nil); return }
+        if runsAtOnce { body(nil); return }
         whenReadyQueue.append(body)
         if state == .stale { catchUp() }
     }

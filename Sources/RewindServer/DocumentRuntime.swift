@@ -118,6 +118,8 @@ final class DocumentRuntime {
     var current: DocumentLedger { speculative }
     /// Loaded and following the log: `committed` is the head as this instance knows it.
     var isReady: Bool { state == .ready }
+    /// `whenReady` would run its body at once: ready, and nothing queued before it.
+    var runsAtOnce: Bool { state == .ready && whenReadyQueue.isEmpty }
 
     func subscribe(_ c: Connection) { subscribers[c.id] = c }
     func unsubscribe(_ c: Connection) { subscribers[c.id] = nil }

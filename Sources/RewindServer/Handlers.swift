@@ -247,13 +247,20 @@ extension Server {
     /// since). The request's processing goes on until `body` has run: the
     /// connection's next frame sees what it did.
     func whenOpen(_ c: Connection, _ d: DocumentRuntime, _ body: @escaping (RewindError?) -> Void) {
+        // The usual case: the document is ready and nothing waits for it, so there is nothing to hold the connection for.
+        guard !d.runsAtOnce else { return body(openError(c, d, nil)) }
         let processing = c.processingGoesOn()
         d.whenReady { [unowned self] error in
             defer { processing.end() }
-            guard !c.isClosed else { return body(.badRequest("connection closed")) }
-            if let error { return body(error) }
-            body(self.isOpen(d, on: c) ? nil : .badRequest("document \"\(d.id)\" is not open on this connection (open it first, and wait for all its pages)"))
+            body(self.openError(c, d, error))
         }
+    }
+
+    /// Why a request that waited for `d` cannot act for `c` now (nil: it can).
+    private func openError(_ c: Connection, _ d: DocumentRuntime, _ error: RewindError?) -> RewindError? {
+        if c.isClosed { return .badRequest("connection closed") }
+        if let error { return error }
+        return isOpen(d, on: c) ? nil : .badRequest("document \"\(d.id)\" is not open on this connection (open it first, and wait for all its pages)")
     }
 
     /// Catch-up older than what is held in memory: one page from the log; the

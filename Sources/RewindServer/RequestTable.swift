@@ -22,14 +22,6 @@ struct RequestType: Sendable {
     let rule: Rule
     /// Answered while the server shuts down (the others get `unavailable`).
     var duringShutdown = false
-
-    /// The role a request about a document needs (nil: it names none, or needs none).
-    var need: Need? {
-        switch rule {
-        case .hello, .session: return nil
-        case let .role(need, _), let .openDocument(need, _): return need
-        }
-    }
 }
 
 extension RequestType {

@@ -31,11 +31,7 @@ final class LogPageReader: @unchecked Sendable {
                     let entries = try LogRows.decode(doc: doc, try box.db.query(LogRows.range(doc: doc, afterSeq: seq, toSeq: stop, limit: pageSize)))
                     guard !entries.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at entry \(seq), its head says \(stop)") }
                     for e in entries {
-                        let row = e.row(doc: doc)
-                        guard row.chained(after: previous) == e.hash else {
-                            throw RewindError(.internal, "the hash chain of \(doc) breaks at entry \(row.seq) (version \(row.version)): the log was changed after it was written",
-                                              details: ["doc": .string(doc), "seq": .int(row.seq)])
-                        }
+                        try DocumentLedger.checkChain(e, doc: doc, after: previous)
                         previous = e.hash
                     }
                     return entries

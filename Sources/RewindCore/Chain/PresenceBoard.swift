@@ -64,17 +64,16 @@ public struct PresenceBoard: Sendable {
     /// event may move every terminal's undo scope.
     public mutating func after(_ event: Event, madeBy: (Int) -> Bool, current: Document, committed: Document) -> [Effect] {
         guard !positions.isEmpty else { return [] }
-        let structural = event.ops.contains { !$0.isText }
-        var effects: [Effect] = []
-        for (terminal, p) in positions.sorted(by: { $0.key < $1.key }) {
+        // A structural event may move every terminal's undo scope (rare: typing sorts nothing here).
+        let scopesMayMove = event.ops.contains { !$0.isText } ? positions.keys.sorted() : []
+        for (terminal, p) in positions {
             let after = p.after(event.ops, byThisTerminal: madeBy(terminal), in: current, committed: committed)
             if after != p {
                 positions[terminal] = after.isEmpty ? nil : after
                 if announcesMovedCarets || after.node != p.node { moved.insert(terminal) }
             }
-            if structural { effects.append(.promptStateMayChange(terminal: terminal)) }
         }
-        return effects
+        return scopesMayMove.map { .promptStateMayChange(terminal: $0) }
     }
 
     /// Another instance says where one of its terminals is (empty: it left or lost focus).

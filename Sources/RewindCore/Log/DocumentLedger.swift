@@ -242,11 +242,19 @@ public struct DocumentLedger: Sendable {
         var row = entry.row(doc: doc)
         if stored.isEmpty { row = Self.sealedRow(entry, doc: doc, seq: seq + 1) }
         let expected = row.chained(after: headHash)
-        if !stored.isEmpty && stored != expected {
-            throw RewindError(.internal, "the hash chain of \(doc) breaks at entry \(row.seq) (version \(row.version)): the log was changed after it was written",
-                              details: ["doc": .string(doc), "seq": .int(row.seq)])
-        }
+        if !stored.isEmpty && stored != expected { throw Self.chainBreak(doc: doc, row) }
         return expected
+    }
+
+    /// An entry read from the log whose hash is not the one it must have after `previous`.
+    public static func checkChain(_ entry: LogEntry, doc: String, after previous: [UInt8]) throws(RewindError) {
+        let row = entry.row(doc: doc)
+        guard row.chained(after: previous) == entry.hash else { throw chainBreak(doc: doc, row) }
+    }
+
+    private static func chainBreak(doc: String, _ row: LogRow) -> RewindError {
+        RewindError(.internal, "the hash chain of \(doc) breaks at entry \(row.seq) (version \(row.version)): the log was changed after it was written",
+                    details: ["doc": .string(doc), "seq": .int(row.seq)])
     }
 
     /// The stored form of an entry built in memory.
