@@ -36,9 +36,9 @@ extension Op {
             return .move(try f.name("node"), parent: try f.name("parent"), index: try f.index("index", default: Int.max))
         case "insert":
             guard let text = o["text"]?.stringValue else { throw .badRequest("insert: missing string field `text`") }
-            return .insert(try f.name("node"), pos: try f.index("pos"), text: Array(text.unicodeScalars))
+            return .insert(try f.name("node"), pos: try f.position("pos"), text: Array(text.unicodeScalars))
         case "remove":
-            return .remove(try f.name("node"), pos: try f.index("pos"), len: try f.index("len"))
+            return .remove(try f.name("node"), pos: try f.position("pos"), len: try f.position("len"))
         default:
             throw .badRequest("unknown op \"\(kind)\"; expected create, delete, set, move, insert or remove")
         }
@@ -147,6 +147,18 @@ private struct Fields {
         guard let i = v.intValue else { throw .badRequest("`\(field)` must be an integer") }
         guard i >= 0 else { throw .badRequest("`\(field)` out of range: \(i) is negative") }
         return Int(clamping: i)
+    }
+
+    /// A text position or length: no text is longer than `maxTextPerNode`, so
+    /// nothing past it is in range in any state, and positions that rebasing
+    /// moves stay far from the integer's bounds.
+    func position(_ field: String) throws(RewindError) -> Int {
+        let i = try index(field)
+        guard i <= limits.maxTextPerNode else {
+            throw .badRequest("`\(field)` out of range: \(i) is past the longest text a node holds (\(limits.maxTextPerNode))",
+                              details: ["limit": .int(Int64(limits.maxTextPerNode))])
+        }
+        return i
     }
 
     func bool(_ field: String) throws(RewindError) -> Bool {

@@ -23,8 +23,10 @@ public struct DocumentLedger: Sendable {
     public var seq: Int64 { version + history.markCount }
 
     /// Ops of the newest versions, oldest first; `recentStart` is the version of the first.
-    private var recent: [[Op]] = []
-    private var recentStart: Int64 = 1
+    private(set) var recent: [[Op]] = []
+    /// Their inverses, to find the state a late transaction was made on (`checkAtBase`).
+    private(set) var recentInverse: [[Op]] = []
+    private(set) var recentStart: Int64 = 1
     private var transactions: [TxKey: TxRecord] = [:]
 
     public struct TxKey: Hashable, Sendable {
@@ -146,6 +148,7 @@ public struct DocumentLedger: Sendable {
             throw RewindError(.version, "base \(s.base) is too far behind the head \(version) (at most \(limits.maxRebaseDistance) versions); open the document again",
                               details: ["head": .int(version), "limit": .int(Int64(limits.maxRebaseDistance))])
         }
+        try checkAtBase(s.ops, selection: s.checksSelection ? s.selection : nil, base: s.base)
         var ops = s.ops
         let concurrent = s.base < version ? recent[Int(s.base + 1 - recentStart)...].flatMap { $0 } : []
         if !concurrent.isEmpty { ops = TextTransform.rebase(ops, through: concurrent) }
@@ -309,6 +312,7 @@ public struct DocumentLedger: Sendable {
         version = head
         let keep = events.suffix(limits.maxRebaseDistance)
         recent = keep.map(\.ops)
+        recentInverse = keep.map(\.inverse)
         recentStart = keep.first?.version ?? head + 1
         for e in keep { transactions[TxKey(user: e.userID, tx: Key(e.tx))] = TxRecord(version: e.version, digest: e.txDigest) }
     }
@@ -316,9 +320,11 @@ public struct DocumentLedger: Sendable {
     mutating func record(_ e: Event) {
         version = e.version
         recent.append(e.ops)
+        recentInverse.append(e.inverse)
         if recent.count > 2 * limits.maxRebaseDistance {
             let drop = recent.count - limits.maxRebaseDistance
             recent.removeFirst(drop)
+            recentInverse.removeFirst(drop)
             recentStart += Int64(drop)
         }
         transactions[TxKey(user: e.userID, tx: Key(e.tx))] = TxRecord(version: e.version, digest: e.txDigest)
