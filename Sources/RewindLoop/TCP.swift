@@ -136,12 +136,18 @@ public final class TCPStream {
     /// is closed, after the last write callback.
     public var onQueuedWritten: (Int, Bool) -> Void = { _, _ in }
 
+    /// A write failed (the peer reset the connection, or it is gone): nothing
+    /// written from now on reaches anyone. The read side may never say so —
+    /// a server that stops reading a peer which does not read is the usual
+    /// case — so the writer must look here.
+    public private(set) var writeFailed = false
+
     /// Writes `chunks` in order. What the socket takes at once is written
     /// now, with one `writev` and no allocation; only the rest (the socket's
     /// buffer is full, or earlier writes are still queued) is handed to libuv,
     /// holding the chunks it needs until `onQueuedWritten` reports it.
     /// Returns the bytes queued: 0 means all of it was written now (or the
-    /// stream is closed, or the socket failed: the read side reports that).
+    /// stream is closed, or the socket failed: `writeFailed` says so).
     public func write(_ chunks: [SharedBytes]) -> Int {
         guard !isClosed, !chunks.isEmpty else { return 0 }
         loop.writesThisTurn += 1
@@ -157,7 +163,7 @@ public final class TCPStream {
             if written == total { return 0 }
             if written < 0 {
                 // UV_EAGAIN: nothing taken (the socket is full, or a queued write is ahead: order is kept).
-                guard written == Int(UV_EAGAIN.rawValue) else { return 0 }
+                guard written == Int(UV_EAGAIN.rawValue) else { writeFailed = true; return 0 }
                 written = 0
             }
             // Queue the rest, from the first chunk not written whole.
@@ -171,11 +177,13 @@ public final class TCPStream {
                 let request = Unmanaged<WriteRequest>.fromOpaque(req!.pointee.data).takeRetainedValue()
                 let me = Unmanaged<TCPStream>.fromOpaque(req!.pointee.handle!.pointee.data).takeUnretainedValue()
                 free(req)
+                if status != 0 { me.writeFailed = true }
                 me.onQueuedWritten(request.bytes, status == 0)
             }
             if rc != 0 {
                 Unmanaged<WriteRequest>.fromOpaque(req.pointee.data).release()
                 free(req)
+                writeFailed = true
                 return 0
             }
             return total - written

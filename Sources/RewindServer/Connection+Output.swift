@@ -79,6 +79,8 @@ extension Connection {
     /// `closeSoon`'s second half, run by the server after the loop turn.
     func closeMarked() {
         guard let m = closingSoon else { return }
+        // Nobody reads a `bye` on a connection whose writes fail: it ends as a disconnect.
+        if stream.writeFailed { return server.connectionEnded(self, reason: m.message) }
         close(reason: m.reason, retry: m.retry, message: m.message)
     }
 
@@ -141,7 +143,20 @@ extension Connection {
         // The array is kept for the next pushes (no allocation per flush), unless it grew large.
         output.removeAll(keepingCapacity: output.capacity <= 16)
         writing += queued
+        if stream.writeFailed { return peerGone() }
         if queued < bytes { writtenNow(bytes - queued) }
+    }
+
+    /// A write failed: the peer is gone, though its socket may not have
+    /// been read to say so (a peer that never reads is not read either).
+    /// Nothing more is produced for it — no slice of a streamed reply, no
+    /// request taken from what it had pipelined — and it ends after the
+    /// loop turn, as a disconnect.
+    private func peerGone() {
+        guard !isClosed else { return }
+        output = []
+        behind = []
+        closeSoon(reason: "gone", retry: true, message: "the connection failed")
     }
 
     private var hasOutput: Bool { !output.isEmpty || !behind.isEmpty }
@@ -159,10 +174,11 @@ extension Connection {
     }
 
     /// A write's queued rest is written (or failed).
-    func written(_ bytes: Int) {
+    func written(_ bytes: Int, ok: Bool = true) {
         writing -= bytes
         outputBytes -= bytes
         guard !isClosed else { return }
+        guard ok else { return peerGone() }
         if outputBytes < maxOutputBytes { overBoundSince = nil }
         if hasOutput { markDirty() }  // the rest of a streamed reply
         if !stream.isReading || decoder.bufferedBytes > 0 { pump() }

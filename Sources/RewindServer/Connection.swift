@@ -152,7 +152,7 @@ final class Connection {
 
     func start() {
         // Held strongly until the stream's handle is closed (see `onQueuedWritten`).
-        stream.onQueuedWritten = { [self] bytes, _ in written(bytes) }
+        stream.onQueuedWritten = { [self] bytes, ok in written(bytes, ok: ok) }
         stream.startReading { [unowned self] data in
             guard let data else {
                 self.server.connectionEnded(self, reason: "closed by peer")

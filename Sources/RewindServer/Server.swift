@@ -278,12 +278,16 @@ public final class Server {
 
     /// Just before the loop sleeps: marked connections close, presence moved this turn is pushed, output is written.
     private func flushDirty() {
-        closeMarked()
-        flushMovedPresence()
-        closeMarked()
-        let list = dirty
-        dirty = []
-        for c in list { c.flush() }
+        repeat {
+            closeMarked()
+            flushMovedPresence()
+            closeMarked()
+            let list = dirty
+            dirty = []
+            for c in list { c.flush() }
+            // A write that found its peer gone marked it: it ends now, not when
+            // something next wakes the loop, and what its leaving pushed to others is written.
+        } while !marked.isEmpty
     }
 
     /// Streams saying `bye`, with the time after which they are closed hard.

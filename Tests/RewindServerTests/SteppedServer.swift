@@ -107,7 +107,7 @@ struct TestFailure: Error, CustomStringConvertible {
 /// A terminal of a `SteppedServer`: it writes whole pipelines at once and
 /// reads what has arrived whenever the test turns the server's loop.
 final class SteppedTerminal {
-    let fd: Int32
+    private(set) var fd: Int32
     private let server: SteppedServer  // kept alive while a terminal is
     private var buffer: [UInt8] = []
     private var nextID: Int64 = 1
@@ -128,7 +128,14 @@ final class SteppedTerminal {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// Closes the socket now, as a client that leaves does (with what the
+    /// server sent still unread, the kernel resets the connection).
+    func leave() {
+        close(fd)
+        fd = -1
+    }
 
     /// Makes the kernel hold little for this terminal: a terminal that stops reading soon looks slow.
     func shrinkReceiveBuffer(to bytes: Int32) {
