@@ -72,6 +72,11 @@ extension DocumentRuntime {
             let ledger = try DocumentLedger(doc: id, snapshot: snapshot.state, tail: tail, limits: server.config.limits)
             guard ledger.seq == snapshot.seq else { throw RewindError(.internal, "snapshot header and body disagree") }
             committed = ledger
+            // Trusted from the tail's first entry up (its hashes link to the snapshot's, and on to the head as read next).
+            if let first = tail.first {
+                anchors = ChainAnchors(first: first.seq, hash: first.hash)
+                for e in tail.dropFirst() { anchors.note(seq: e.seq, hash: e.hash) }
+            }
             snapshotVersion = ledger.version
             let events = tail.compactMap { if case let .event(e) = $0 { return e }; return nil }
             recent = events.suffix(server.config.recentEvents).map { (version: $0.version, bytes: $0.wireBytes) }

@@ -97,6 +97,10 @@ final class DocumentRuntime {
     var snapshotVersion: Int64 = 0
     /// Wire form of the newest committed events, oldest first, for catch-up from memory.
     var recent: [(version: Int64, bytes: [UInt8])] = []
+    /// Hashes of the log this runtime checked itself: what entries read back later are checked against (`DocumentRuntime+History.swift`).
+    var anchors = ChainAnchors.fromStart
+    /// Callers waiting for the walk of the entries below the snapshot this runtime started from.
+    var walkWaiting: [(RewindError?) -> Void] = []
 
     init(id: String, server: Server) {
         self.id = id
@@ -291,8 +295,15 @@ final class DocumentRuntime {
     /// document stops: what waits for it is answered `internal`, its
     /// terminals are told `closed`, and it is unloaded; the next `open` reads
     /// it from the log again.
-    private func halt(_ error: RewindError, with first: Request?) {
-        server.logger.error("document stopped: a committed entry does not apply", metadata: ["doc": "\(id)", "error": "\(error)"])
+    /// The log was changed under this server (an entry read back does not
+    /// chain): the document stops as for an entry that does not apply.
+    func stop(tampered error: RewindError) {
+        guard !halted else { return }
+        halt(error, with: nil, why: "the log was changed after it was written")
+    }
+
+    private func halt(_ error: RewindError, with first: Request?, why: String = "a committed entry does not apply") {
+        server.logger.error("document stopped: \(why)", metadata: ["doc": "\(id)", "error": "\(error)"])
         halted = true
         generation += 1
         let failure = Self.haltedError(id, error)
@@ -323,6 +334,7 @@ final class DocumentRuntime {
             throw RewindError(.internal, "injected fault: event \(v) does not apply (--fault-unappliable-version)")
         }
         try committed.replay(entry, verify: !trusted)
+        anchors.note(seq: committed.seq, hash: committed.headHash)
         switch entry {
         case let .mark(m):
             server.promptStateMayHaveChanged(self, user: m.userID)

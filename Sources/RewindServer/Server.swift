@@ -38,6 +38,8 @@ public final class Server {
     var connectionsPerUser: [Int64: Int] = [:]
     var handshakesPerAddress: [String: Int] = [:]
     var failedHellos: [String: TokenBucket] = [:]
+    /// Per user: `share`s that named nobody (a probe for user names), `Access/Sharing.swift`.
+    var unknownNameShares: [Int64: TokenBucket] = [:]
     /// Connections accepted at most: `--max-connections`, lowered to fit the descriptor limit.
     var connectionCap = 0
     var acceptErrorLoggedAt: UInt64 = 0

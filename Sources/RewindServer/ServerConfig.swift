@@ -42,6 +42,10 @@ public struct ServerConfig: Sendable {
     /// Failed `hello`s per address: per second, and how many may come at once.
     public var failedHellosPerSecond: Double = 1
     public var failedHelloBurst: Double = 10
+    /// `share`s naming no user, per user: how many may come at once, and how
+    /// many more a minute (past them `rate_limited`: user names cannot be listed by trying).
+    public var shareProbeBurst: Double = 10
+    public var shareProbesPerMinute: Double = 10
     /// Bytes held in incomplete lines over all connections (past it the connection adding more is closed).
     public var maxPartialBytes = 256 << 20
     /// A connection whose output stays past the bound this long is closed (`bye` `slow`).

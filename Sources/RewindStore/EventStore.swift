@@ -242,6 +242,28 @@ public final class EventStore {
         entries(LogRows.range(doc: doc, afterSeq: afterSeq, toSeq: toSeq, limit: limit), doc: doc, done)
     }
 
+    /// Entries of `doc` with `afterSeq < seq <= toSeq` as stored (nothing
+    /// parsed: for checking the hash chain), in order, at most `limit`.
+    public func storedRows(doc: String, afterSeq: Int64, toSeq: Int64, limit: Int, _ done: @escaping (Result<[LogRow], RewindError>) -> Void) {
+        query(LogRows.stored(doc: doc, afterSeq: afterSeq, toSeq: toSeq, limit: limit)) { result in
+            done(result.flatMap { rows in Result { () throws(RewindError) in try LogRows.decodeStored(doc: doc, rows) } })
+        }
+    }
+
+    /// The positions of the events at versions `first` and `last` (both must exist).
+    public func seqs(doc: String, first: Int64, last: Int64, _ done: @escaping (Result<(first: Int64, last: Int64), RewindError>) -> Void) {
+        query(LogRows.seqs(doc: doc, first: first, last: last)) { result in
+            done(result.flatMap { rows in
+                var found: [Int64: Int64] = [:]
+                for i in 0..<rows.count { if let v = rows.int(i, 0), let s = rows.int(i, 1) { found[v] = s } }
+                guard let a = found[first], let b = found[last] else {
+                    return .failure(RewindError(.internal, "the log of \(doc) lacks event \(found[first] == nil ? first : last)"))
+                }
+                return .success((a, b))
+            })
+        }
+    }
+
     /// The entries a snapshot at `toSeq` needs, from event `fromVersion`.
     public func tail(doc: String, fromVersion: Int64, toSeq: Int64, _ done: @escaping (Result<[LogEntry], RewindError>) -> Void) {
         entries(LogRows.tail(doc: doc, fromVersion: fromVersion, toSeq: toSeq), doc: doc, done)

@@ -31,6 +31,34 @@ enum LogRows {
             """, [doc, String(fromVersion), String(toSeq)])
     }
 
+    /// Entries of `doc` with `afterSeq < seq <= toSeq` as stored: every
+    /// column as text, nothing parsed — what checking the hash chain needs.
+    static func stored(doc: String, afterSeq: Int64, toSeq: Int64, limit: Int) -> PipelineConnection.Statement {
+        .init("""
+            SELECT seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops, inverse, refers, meta,
+                   (extract(epoch FROM time) * 1000)::bigint, hash
+            FROM log WHERE doc = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4
+            """, [doc, String(afterSeq), String(toSeq), String(limit)])
+    }
+
+    static func decodeStored(doc: String, _ rows: Rows) throws(RewindError) -> [LogRow] {
+        try rows.values.map { (r: [String?]) throws(RewindError) -> LogRow in
+            guard let seq = r[0].flatMap({ Int64($0) }), let version = r[1].flatMap({ Int64($0) }), let entry = r[2], let id = r[3],
+                  let user = r[4].flatMap({ Int64($0) }), let client = r[5], let kind = r[6],
+                  let time = r[16].flatMap({ Int64($0) }), let hash = r[17].flatMap(bytea)
+            else { throw RewindError(.internal, "malformed log row in \(doc)") }
+            return LogRow(doc: doc, seq: seq, version: version, entry: entry, id: id, userID: user, client: client, kind: kind,
+                          group: r[7], action: r[8], tx: r[9], txDigest: r[10], base: r[11].flatMap { Int64($0) }, ops: r[12],
+                          inverse: r[13], refers: r[14], meta: r[15], time: time, hash: hash)
+        }
+    }
+
+    /// The positions (`seq`) of the events at versions `first` and `last` of `doc`.
+    static func seqs(doc: String, first: Int64, last: Int64) -> PipelineConnection.Statement {
+        .init("SELECT version, seq FROM log WHERE doc = $1 AND entry = 'event' AND version IN ($2, $3)",
+              [doc, String(first), String(last)])
+    }
+
     static func decode(doc: String, _ rows: Rows) throws(RewindError) -> [LogEntry] {
         var out: [LogEntry] = []
         out.reserveCapacity(rows.count)

@@ -1,41 +1,10 @@
 import RewindCore
 
-/// A document as it was at an earlier version, for read-only views (peek,
-/// scrub, Restore This Version): the newest snapshot at or below the version,
-/// then the log's events up to it — never a replay from the first event when a
-/// snapshot is nearer.
+/// Where a read-only view of an earlier version (peek, scrub, Restore This
+/// Version) starts: the newest snapshot at or below it — never a replay from
+/// the first event when a snapshot is nearer. The events after it are read
+/// and checked by the document's runtime (`Server.document(_:at:head:)`).
 extension EventStore {
-    /// The document of `doc` at `version` (which must not be past the head).
-    public func document(doc: String, at version: Int64, _ done: @escaping (Result<Document, RewindError>) -> Void) {
-        snapshotDocument(doc: doc, atOrBelow: version) { result in
-            switch result {
-            case let .failure(e): done(.failure(e))
-            case let .success(start):
-                let from = start ?? (version: 0, document: Document())
-                self.roll(doc: doc, from.document, from: from.version, to: version, done)
-            }
-        }
-    }
-
-    /// `document` (the state at `from`) moved forward through the log's events to `to`.
-    public func roll(doc: String, _ document: Document, from: Int64, to: Int64, _ done: @escaping (Result<Document, RewindError>) -> Void) {
-        guard to > from else { return done(.success(document)) }
-        events(doc: doc, after: from, to: to, limit: Int(to - from)) { result in
-            done(result.flatMap { events in
-                guard events.count == Int(to - from) else {
-                    return .failure(RewindError(.internal, "the log of \(doc) holds \(events.count) of the \(to - from) events \(from + 1)…\(to)"))
-                }
-                var d = document
-                for e in events {
-                    do throws(RewindError) { _ = try d.apply(e.ops, limits: .unbounded) } catch {
-                        return .failure(RewindError(.internal, "event \(e.version) of \(doc) does not apply on replay: \(error.message)"))
-                    }
-                }
-                return .success(d)
-            })
-        }
-    }
-
     /// The newest snapshot's document at or below `version` (nil: none), checked against its digest.
     public func snapshotDocument(doc: String, atOrBelow version: Int64,
                                  _ done: @escaping (Result<(version: Int64, document: Document)?, RewindError>) -> Void)

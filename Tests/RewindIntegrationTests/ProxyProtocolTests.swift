@@ -19,7 +19,8 @@ final class ProxyProtocolTests: XCTestCase {
         let guesser = try viaBalancer(server, client: "203.0.113.66")
         var codes: [String?] = []
         for i in 0..<11 { codes.append(try guesser.request("hello", [("user", "alice"), ("token", .string("guess-\(i)"))]).errorCode) }
-        XCTAssertEqual(codes, Array(repeating: "unauthorized", count: 10) + ["rate_limited"], "the guessing client is throttled")
+        XCTAssertEqual(codes, Array(repeating: "unauthorized", count: 11))
+        XCTAssertEqual(try guesser.push("bye")["reason"], "rate_limited", "the guessing client is throttled: its eleventh try ends its connection")
         // Another client through the same balancer is not.
         let bob = try viaBalancer(server, client: "198.51.100.20")
         XCTAssertEqual(try bob.hello("bob", db)["user"], "bob")

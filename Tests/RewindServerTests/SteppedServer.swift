@@ -16,27 +16,38 @@ final class SteppedServer {
     let server: Server
     let db: Database
     let tokens: [String: String]
+    let databaseName: String
     private var port = 0
     private var stopped = false
 
     nonisolated(unsafe) private static var counter = 0
 
-    init(users: [String] = ["alice", "bob"], configure: (inout ServerConfig) -> Void = { _ in }) throws {
+    /// `sharing`: a second instance on the first one's database (its users and tokens).
+    init(users: [String] = ["alice", "bob"], sharing other: SteppedServer? = nil,
+         configure: (inout ServerConfig) -> Void = { _ in }) throws {
         guard ProcessInfo.processInfo.environment["PGHOST"] != nil else {
             throw XCTSkip("PGHOST is not set: run the tests with scripts/test, which starts PostgreSQL")
         }
-        Self.counter += 1
-        let name = "rewind_stepped_\(getpid())_\(Self.counter)"
-        let admin = try Database("dbname=postgres")
-        try admin.query("DROP DATABASE IF EXISTS \(name)")
-        try admin.query("CREATE DATABASE \(name)")
-        db = try Database("dbname=\(name)")
-        var root = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { root.deleteLastPathComponent() }
-        try Migrations.apply(try Migrations.load(from: root.path + "/schema"), to: db)
-        var tokens: [String: String] = [:]
-        for u in users { tokens[u] = try Accounts.addUser(u, db: db) }
-        self.tokens = tokens
+        let name: String
+        if let other {
+            name = other.databaseName
+            db = try Database("dbname=\(name)")
+            tokens = other.tokens
+        } else {
+            Self.counter += 1
+            name = "rewind_stepped_\(getpid())_\(Self.counter)"
+            let admin = try Database("dbname=postgres")
+            try admin.query("DROP DATABASE IF EXISTS \(name)")
+            try admin.query("CREATE DATABASE \(name)")
+            db = try Database("dbname=\(name)")
+            var root = URL(fileURLWithPath: #filePath)
+            for _ in 0..<3 { root.deleteLastPathComponent() }
+            try Migrations.apply(try Migrations.load(from: root.path + "/schema"), to: db)
+            var tokens: [String: String] = [:]
+            for u in users { tokens[u] = try Accounts.addUser(u, db: db) }
+            self.tokens = tokens
+        }
+        databaseName = name
 
         var config = ServerConfig()
         config.port = 0

@@ -30,9 +30,10 @@ final class AccessControl {
     /// on its own (prompt state, validate); requests are checked with `check`.
     func lastKnownRole(_ doc: String, _ user: Int64) -> Role? { known[doc]?.role(of: user) }
 
-    /// Runs `done` with the roles of `doc` (nil: no such document), from the cache or the database.
-    func load(_ doc: String, _ done: @escaping (Result<DocumentAccess?, RewindError>) -> Void) {
-        if let a = cached(doc) { return done(.success(a)) }
+    /// Runs `done` with the roles of `doc` (nil: no such document), from the
+    /// cache or the database (`fresh`: from the database, whatever is cached).
+    func load(_ doc: String, fresh: Bool = false, _ done: @escaping (Result<DocumentAccess?, RewindError>) -> Void) {
+        if !fresh, let a = cached(doc) { return done(.success(a)) }
         if loading[doc] != nil { loading[doc]!.append(done); return }
         loading[doc] = [done]
         let seen = notices

@@ -16,14 +16,35 @@ extension Server {
             }
             role = rl
         }
-        store.share(doc: doc, user: name, role: role, by: c.user!.id) { [unowned self] result in
+        let by = c.user!.id
+        if let wait = unknownNameShares[by]?.wait(now: now) {
+            throw RewindError(.rateLimited, "share: too many names that are no user; try again later",
+                              details: ["retry_after_ms": .int(Int64(wait))])
+        }
+        store.share(doc: doc, user: name, role: role, by: by) { [unowned self] result in
             switch result {
-            case let .failure(e): c.fail(r, e)
+            case let .failure(e):
+                if e.code == .notFound, e.details?.objectValue?["user"] != nil { self.unknownNameShared(name, by: c) }
+                c.fail(r, e)
             case let .success(shared):
                 self.access.changed(doc, user: shared.user, role: shared.role)
                 c.reply(Message.reply(r.id, [("doc", .string(doc)), ("user", .string(name)), ("role", role.map { .string($0.rawValue) } ?? .null)]))
             }
         }
+    }
+
+    /// Names that are no user, shared with (PROTOCOL.md: an owner learns
+    /// whether a name is a user from `share`): logged, and limited per user
+    /// (`shareProbeBurst`, refilled at `shareProbesPerMinute`), so that user
+    /// names cannot be listed by trying a dictionary.
+    private func unknownNameShared(_ name: String, by c: Connection) {
+        guard let user = c.user else { return }
+        if unknownNameShares.count > 10_000 { unknownNameShares = unknownNameShares.filter { var b = $0.value; return !b.isFull(now: now) } }
+        var bucket = unknownNameShares[user.id]
+            ?? TokenBucket(rate: config.shareProbesPerMinute / 60, burst: config.shareProbeBurst, now: now)
+        _ = bucket.take(now: now)
+        unknownNameShares[user.id] = bucket
+        logger.warning("share named no user (a probe for names?)", metadata: ["conn": "\(c.label)", "name": "\(name)"])
     }
 
     /// The roles of `doc` changed (here or on another instance): terminals

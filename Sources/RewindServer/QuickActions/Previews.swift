@@ -152,7 +152,49 @@ extension Server {
         {
             return done(.success(state))
         }
-        store.document(doc: doc, at: version, done)
+        // From the log: the newest snapshot at or below `version`, then the
+        // events after it, read by a runtime of the document so that each is
+        // checked against the hash chain (`DocumentRuntime+History.swift`).
+        let d = document(doc)
+        d.opensInFlight += 1  // keeps the runtime while it reads
+        let finish: (Result<Document, RewindError>) -> Void = { [unowned self] result in
+            d.opensInFlight -= 1
+            self.documentMayBeIdle(d)
+            done(result)
+        }
+        d.whenReady { [unowned self] error in
+            if let error { return finish(.failure(error)) }
+            self.store.snapshotDocument(doc: doc, atOrBelow: version) { result in
+                switch result {
+                case let .failure(e): finish(.failure(e))
+                case let .success(start):
+                    let from = start ?? (version: 0, document: Document())
+                    Self.roll(d, from.document, from: from.version, to: version, finish)
+                }
+            }
+        }
+    }
+
+    /// `document` (the state at `from`) moved forward to `to` through the log's events, checked, a page at a time.
+    private static func roll(_ d: DocumentRuntime, _ document: Document, from: Int64, to: Int64,
+                             _ done: @escaping (Result<Document, RewindError>) -> Void) {
+        guard to > from else { return done(.success(document)) }
+        d.checkedEvents(after: from, to: to, limit: DocumentRuntime.walkPage) { result in
+            switch result {
+            case let .failure(e): done(.failure(e))
+            case let .success(events):
+                var state = document
+                for e in events {
+                    do throws(RewindError) { _ = try state.apply(e.ops, limits: .unbounded) } catch {
+                        return done(.failure(RewindError(.internal, "event \(e.version) of \(d.id) does not apply on replay: \(error.message)")))
+                    }
+                }
+                guard let last = events.last?.version, last > from else {
+                    return done(.failure(RewindError(.internal, "the log of \(d.id) ends before version \(to)")))
+                }
+                roll(d, state, from: last, to: to, done)
+            }
+        }
     }
 
     /// The ledger's document moved back to `version` through the inverses it holds (nil: it does not hold them all).

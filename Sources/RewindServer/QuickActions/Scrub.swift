@@ -108,6 +108,7 @@ extension Server {
                     if let error { c.fail(r, error); return done() }
                     self.readChanges(session, d, to: target, c) { error in
                         defer { done() }
+                        if let error { return c.fail(r, error) }  // before the session: an error (tampering found) may have cancelled it
                         guard !c.isClosed, c.scrub === session else { return c.fail(r, .badRequest("scrub: the scrub was cancelled")) }
                         do throws(RewindError) {
                             if let error { throw error }
@@ -162,7 +163,7 @@ extension Server {
             fromLog = range.lowerBound <= v - 1 ? range.lowerBound...(v - 1) : nil
         }
         guard let need = fromLog else { return done(nil) }
-        store.events(doc: d.id, after: need.lowerBound - 1, to: need.upperBound, limit: Int(need.count)) { result in
+        d.checkedEvents(after: need.lowerBound - 1, to: need.upperBound, limit: Int(need.count)) { result in
             switch result {
             case let .failure(e): done(e)
             case let .success(events):

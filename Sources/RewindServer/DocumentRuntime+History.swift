@@ -1,0 +1,96 @@
+import RewindCore
+import RewindStore
+
+/// Reading a document's older entries back from the log — catch-up older
+/// than memory (`open` with `since`), a scrub's changes, a past state — each
+/// checked against the hash chain this runtime trusts (`ChainAnchors`),
+/// whatever its position relative to the snapshot the runtime started from.
+///
+/// A read is widened to the anchors around it and the chain recomputed
+/// across it; the first read below the snapshot first walks the log from its
+/// first entry up to the one the runtime started from (once per runtime,
+/// in pages, hashing only). An entry that does not chain means the log was
+/// changed after it was written: the read answers `internal` and the document
+/// stops, as for tampering found while loading.
+extension DocumentRuntime {
+    /// Entries hashed per page of the walk below the snapshot (one query each).
+    static let walkPage = 5_000
+
+    /// Events after version `after`, up to `to` (or the head) and at most
+    /// `limit` of them, oldest first, each checked against the chain.
+    func checkedEvents(after: Int64, to: Int64? = nil, limit: Int, _ done: @escaping (Result<[Event], RewindError>) -> Void) {
+        let last = min(to ?? committed.version, committed.version, after + Int64(limit))
+        guard last > after else { return done(.success([])) }
+        walkBelowSnapshot { [self] error in
+            if let error { return done(.failure(error)) }
+            server.store.seqs(doc: id, first: after + 1, last: last) { [self] result in
+                let range: (first: Int64, last: Int64)
+                switch result {
+                case let .failure(e): return done(.failure(e))
+                case let .success(r): range = r
+                }
+                guard let start = anchors.before(range.first), let end = anchors.atOrAfter(range.last) else {
+                    return done(.failure(RewindError(.internal, "\(id): no checked hash around entries \(range.first)…\(range.last)")))
+                }
+                server.store.entries(doc: id, afterSeq: start.seq, toSeq: end.seq, limit: Int(end.seq - start.seq)) { [self] result in
+                    switch result {
+                    case let .failure(e): done(.failure(e))
+                    case let .success(entries):
+                        do throws(RewindError) {
+                            try ChainAnchors.check(entries.map { $0.row(doc: id) }, from: start, to: end, doc: id)
+                        } catch {
+                            stop(tampered: error)
+                            return done(.failure(error))
+                        }
+                        done(.success(entries.compactMap {
+                            guard case let .event(e) = $0, e.version > after, e.version <= last else { return nil }
+                            return e
+                        }))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `done` once every entry below the one this runtime started from
+    /// is checked (at once when it started from the log's first entry).
+    func walkBelowSnapshot(_ done: @escaping (RewindError?) -> Void) {
+        guard anchors.needsWalk else { return done(nil) }
+        walkWaiting.append(done)
+        guard walkWaiting.count == 1 else { return }  // a walk is under way
+        let arrival = anchors.before(anchors.lowest + 1)!  // the first entry trusted, and its hash
+        walk(from: (0, []), to: arrival, found: [])
+    }
+
+    private func walk(from start: (seq: Int64, hash: [UInt8]), to arrival: (seq: Int64, hash: [UInt8]),
+                      found: [(seq: Int64, hash: [UInt8])]) {
+        let upTo = min(arrival.seq, start.seq + Int64(Self.walkPage))
+        server.store.storedRows(doc: id, afterSeq: start.seq, toSeq: upTo, limit: Self.walkPage) { [self] result in
+            let rows: [LogRow]
+            switch result {
+            case let .failure(e): return walkEnded(e)
+            case let .success(r): rows = r
+            }
+            var found = found
+            do throws(RewindError) {
+                // Each page must chain on from the last; the last page must arrive at the first entry trusted.
+                let end = upTo == arrival.seq ? arrival : (seq: upTo, hash: rows.last?.hash ?? [])
+                found += try ChainAnchors.check(rows, from: start, to: end, doc: id)
+            } catch {
+                stop(tampered: error)
+                return walkEnded(error)
+            }
+            guard upTo < arrival.seq else {
+                anchors.walked(found)
+                return walkEnded(nil)
+            }
+            walk(from: (upTo, rows.last!.hash), to: arrival, found: found)
+        }
+    }
+
+    private func walkEnded(_ error: RewindError?) {
+        let waiting = walkWaiting
+        walkWaiting = []
+        for w in waiting { w(error) }
+    }
+}
