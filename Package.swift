@@ -15,11 +15,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // SHA-1 for the WebSocket handshake (BoringSSL: the CPU's SHA extensions).
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C libraries enter through pkg-config; nothing else includes their headers.
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // WebSocket framing (RFC 6455), no I/O: fed from our libuv reads. Debian ships no
+        // pkg-config file for it; its header is in the default include path.
+        .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
 
         // Pure, deterministic core: no I/O.
         .target(name: "RewindCore"),
@@ -36,7 +41,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "RewindServer", dependencies: [
-            "RewindLoop", "RewindCore", "RewindStore",
+            "RewindLoop", "RewindCore", "RewindStore", "CWslay",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             // `--metrics`: swift-metrics handlers made by swift-prometheus's factory on a registry of the server's own.
             .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -7,6 +7,9 @@ import Glibc
 public final class SharedBytes {
     public let base: UnsafeMutableRawPointer
     public let count: Int
+    /// Bytes that go on the wire before these, made once however many
+    /// connections send them (a WebSocket frame's header for one push).
+    public var companion: SharedBytes?
 
     public init(_ bytes: [UInt8]) {
         count = bytes.count

@@ -44,8 +44,12 @@ extension Connection {
     }
 
     private func enqueue(_ b: SharedBytes) {
-        if behind.isEmpty { output.append(b) } else { behind.append(.bytes(b)) }
-        counted(b.count)
+        if behind.isEmpty {
+            counted(transport.frame(b, into: &output))
+        } else {
+            behind.append(.bytes(b))
+            counted(b.count)  // its framing is counted when it moves to `output`
+        }
     }
 
     private func counted(_ count: Int) {
@@ -84,7 +88,7 @@ extension Connection {
         close(reason: m.reason, retry: m.retry, message: m.message)
     }
 
-    private func markDirty() {
+    func markDirty() {
         if !isDirty {
             isDirty = true
             server.dirty.append(self)
@@ -118,17 +122,18 @@ extension Connection {
             scan: while taken < behind.count {
                 switch behind[taken] {
                 case let .bytes(b):
-                    output.append(b)
-                    bytes += b.count
+                    let n = transport.frame(b, into: &output)
+                    bytes += n
+                    outputBytes += n - b.count
                     taken += 1
                 case let .stream(s):
                     guard writing + bytes < Connection.sliceBytes else { break scan }  // more when this is read
                     let before = s.remaining
                     let slice = s.next(max: Connection.sliceBytes)
+                    let n = transport.frame(slice: SharedBytes(slice), first: !streamStarted, last: s.isDone, into: &output)
                     streamStarted = true
-                    output.append(SharedBytes(slice))
-                    bytes += slice.count
-                    outputBytes += slice.count - (before - s.remaining)  // the estimate becomes real bytes
+                    bytes += n
+                    outputBytes += n - (before - s.remaining)  // the estimate becomes real bytes
                     if s.isDone {
                         outputBytes -= s.remaining
                         streamStarted = false
@@ -168,7 +173,7 @@ extension Connection {
         outputBytes -= bytes
         guard !isClosed else { return }
         if outputBytes < maxOutputBytes { overBoundSince = nil }
-        guard hasOutput || !stream.isReading || decoder.bufferedBytes > 0 else { return }
+        guard hasOutput || !stream.isReading || transport.bufferedBytes > 0 else { return }
         if hasOutput { markDirty() }  // the rest of a streamed reply
         server.continueNextTurn(self)  // pump, next turn
     }
@@ -181,19 +186,26 @@ extension Connection {
         guard ok else { return peerGone() }
         if outputBytes < maxOutputBytes { overBoundSince = nil }
         if hasOutput { markDirty() }  // the rest of a streamed reply
-        if !stream.isReading || decoder.bufferedBytes > 0 { pump() }
+        if !stream.isReading || transport.bufferedBytes > 0 { pump() }
     }
 
-    /// Says `bye` and closes once it is written.
+    /// Says `bye` and closes once it is written (a WebSocket: in a text
+    /// frame, then its close frame; an HTTP request still arriving: a status).
     func close(reason: String, retry: Bool, message: String) {
         guard !isClosed else { return }
-        // What is queued behind a reply still streaming is dropped; end its line so the bye is a line of its own.
+        if mode == .http {
+            let status = reason == "handshake_timeout" ? 408 : reason == "rate_limited" ? 503 : 400
+            output.append(SharedBytes(HTTPResponse(status, message).bytes))
+            return endAfterWriting(reason: reason)
+        }
+        // What is queued behind a reply still streaming is dropped; end its line (its message) so the bye stands alone.
         // (`behind` is empty or starts with a reply streaming: `flush` moves what is ahead of it to `output`.)
         if !behind.isEmpty {
             behind = []
-            if streamStarted { output.append(SharedBytes([0x0A])) }
+            if streamStarted { _ = transport.frame(slice: SharedBytes([0x0A]), first: false, last: true, into: &output) }
         }
-        output.append(SharedBytes(Message.bye(reason: reason, retry: retry, message: message)))
+        _ = transport.frame(SharedBytes(Message.bye(reason: reason, retry: retry, message: message)), into: &output)
+        output += transport.closing(reason: reason)
         flush(budgeted: false)
         isClosed = true
         stream.close()

@@ -69,7 +69,13 @@ final class Connection {
     @exclusivity(unchecked) var overBoundSince: UInt64?
 
     let id: Int
-    var decoder: FrameDecoder
+    /// What the connection speaks, known from its first bytes (`Connection+Web.swift`).
+    enum Mode { case detecting, lines, http, webSocket }
+    var mode = Mode.detecting
+    /// Bytes on the wire ↔ messages: NDJSON lines until a WebSocket upgrade replaces it.
+    var transport: Transport
+    /// The first bytes (or an HTTP request head) while `mode` is `.detecting` or `.http`.
+    var head: [UInt8] = []
     /// "address:port" of the client: the socket's peer, or the client a
     /// trusted load balancer's PROXY header names (`ProxyHeader`).
     private(set) var peer: String
@@ -138,7 +144,7 @@ final class Connection {
         self.server = server
         maxOutputBytes = server.config.maxOutputBytes
         counts = server.metrics?.counts
-        decoder = FrameDecoder(maxFrameBytes: server.config.limits.maxFrameBytes)
+        transport = LineTransport(maxFrameBytes: server.config.limits.maxFrameBytes)
         peer = stream.peer
         connectedAt = server.now
         lastHeard = connectedAt
@@ -159,8 +165,7 @@ final class Connection {
                 return
             }
             if self.proxyPrefix != nil { return self.readProxyHeader(Array(data)) }
-            self.decoder.append(data)
-            self.pump()
+            self.take(data)
         }
     }
 
@@ -180,8 +185,7 @@ final class Connection {
             proxyPrefix = nil
             if let source { peer = source }
             guard server.proxyHeaderRead(self) else { return }
-            if !rest.isEmpty { decoder.append(rest) }
-            pump()
+            rest.withUnsafeBytes { take($0) }
         }
     }
 
@@ -213,7 +217,7 @@ final class Connection {
                 server.continueNextTurn(self)  // fair share: others go first
                 return
             }
-            guard let frame = decoder.next() else { return }
+            guard let frame = transport.next() else { return }
             served += 1
             lastHeard = server.now
             server.handle(frame, from: self)
@@ -222,10 +226,10 @@ final class Connection {
 
     private func afterPump() {
         // Read only when everything complete has been taken: the rest waits in the kernel.
-        let waiting = decoder.bufferedBytes > 0 && !decoder.holdsPartialLine
+        let waiting = transport.bufferedBytes > 0 && !transport.holdsPartial
         if mayDispatch && !waiting { stream.resumeReading() } else { stream.pauseReading() }
-        partialSince = decoder.holdsPartialLine ? (partialSince ?? server.now) : nil
-        server.partialLineChanged(self, to: decoder.partialBytes)
+        partialSince = transport.holdsPartial ? (partialSince ?? server.now) : nil
+        server.partialLineChanged(self, to: transport.partialBytes)
     }
 
     /// The request being processed goes on after the current call returns:

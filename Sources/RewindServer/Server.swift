@@ -68,10 +68,13 @@ public final class Server {
     /// Moves `now` on by `ms` (tests; the next sweep sees it).
     func advanceClock(by ms: UInt64) { clockAdvance += ms }
     let serverName = "rewind/0.1"
+    /// The web editor's files (`GET /`, `GET /rewind.js`), read at start.
+    let webFiles: WebFiles
 
     public init(config: ServerConfig, logger: Logger) {
         self.config = config
         self.logger = logger
+        webFiles = WebFiles(directory: config.webDirectory)
         loop = EventLoop()
         store = EventStore(loop: loop, conninfo: config.conninfo, writers: config.writers, timeouts: config.databaseTimeouts, logger: logger)
         // An instance id for liveness and groups (`Notifications`): random, positive.
@@ -261,6 +264,11 @@ public final class Server {
         }
     }
 
+    /// A connection became a WebSocket (`Connection+Web.swift`).
+    func webSocketOpened(_ c: Connection) {
+        logger.debug("websocket", metadata: ["conn": "\(c.label)"])
+    }
+
     /// Connections marked `closeSoon` during this loop turn.
     private var marked: [Connection] = []
 
@@ -317,6 +325,8 @@ public final class Server {
                 c.slow("output unread for \(config.slowTimeoutMs / 1000) s")
             } else if now - c.lastHeard > config.idleTimeoutMs {
                 c.close(reason: "idle", retry: true, message: "no complete line for \(config.idleTimeoutMs / 1000) s; send ping every 15 s")
+            } else if now - c.lastHeard > config.idleTimeoutMs / 3 {
+                c.keepAlive()  // a WebSocket: pinged, and its pong counts as activity
             }
         }
         forgetFullBuckets(now: now)

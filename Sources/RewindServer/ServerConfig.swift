@@ -77,6 +77,11 @@ public struct ServerConfig: Sendable {
     /// Static quick actions (`--shortcuts FILE`), listed before the recent documents.
     public var shortcuts = Shortcuts.defaultStatic
 
+    /// Origins besides the server's own page that may open a WebSocket (`--allowed-origins`).
+    public var allowedOrigins = WebRoute.Origins.listed([])
+    /// The web editor's files (nil: `web/` found beside the executable's checkout, `WebFiles`).
+    public var webDirectory: String?
+
     /// Writer connections to PostgreSQL, each owning a share of the documents.
     public var writers = 2
     /// How long to wait for PostgreSQL (connecting, answering, statements).

@@ -77,6 +77,12 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Serve GET /metrics (Prometheus text format) and GET /health (200 ok, or 503 and why the database is unreachable) over HTTP on HOST:PORT, e.g. 127.0.0.1:9464. Without it nothing is counted.")
     var metrics: String?
 
+    @Option(help: "Origins besides the server's own page that may open a WebSocket at /ws: comma-separated (https://app.example.com), or * for any. Clients that send no Origin (not browsers) are always allowed (env REWIND_ALLOWED_ORIGINS).")
+    var allowedOrigins: String? = env("REWIND_ALLOWED_ORIGINS")
+
+    @Option(help: "The folder of the web editor's files (index.html, rewind.js), served at GET / and GET /rewind.js. Default: web/ of the checkout the server was built in (env REWIND_WEB_DIR).")
+    var webDir: String? = env("REWIND_WEB_DIR")
+
     @Option(help: .hidden)
     var faultUnappliableVersion: Int64?
 
@@ -132,6 +138,8 @@ struct RewindServerCommand: ParsableCommand {
         config.undoLevels = undoLevels
         config.snapshotEvery = snapshotEvery
         config.pushMovedPresence = presenceMoves == "push"
+        config.allowedOrigins = WebRoute.Origins(allowedOrigins)
+        config.webDirectory = webDir
         if let shortcuts {
             do throws(RewindError) {
                 guard let text = readTextFile(shortcuts) else { throw RewindError(.notFound, "cannot read \(shortcuts)") }

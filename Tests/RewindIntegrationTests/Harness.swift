@@ -298,6 +298,7 @@ final class Terminal {
 
 extension JSONObject {
     var errorCode: String? { self["error"]?.objectValue?["code"]?.stringValue }
+    var isOK: Bool { self["ok"] == true }
 }
 
 /// `rewind admin ARGS --database …` as an operator runs it: exit status and what it printed.

@@ -127,6 +127,7 @@ final class MetricsEndpoint {
 
 /// An HTTP/1.1 answer that closes the connection.
 struct HTTPResponse {
+    let status: Int
     let bytes: [UInt8]
 
     /// A short text answer: `body` and a newline.
@@ -136,18 +137,22 @@ struct HTTPResponse {
 
     init(_ status: Int, body: [UInt8], contentType: String, extraHeaders: String = "") {
         let head = "HTTP/1.1 \(status) \(Self.reason(status))\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n"
-            + "Connection: close\r\n\(extraHeaders)\r\n"
+            + "Cache-Control: no-cache\r\nConnection: close\r\n\(extraHeaders)\r\n"
         bytes = Array(head.utf8) + body
+        self.status = status
     }
 
     static func reason(_ status: Int) -> String {
         switch status {
         case 200: "OK"
         case 400: "Bad Request"
+        case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 408: "Request Timeout"
         case 413: "Content Too Large"
+        case 426: "Upgrade Required"
+        case 431: "Request Header Fields Too Large"
         case 503: "Service Unavailable"
         default: "Status"
         }

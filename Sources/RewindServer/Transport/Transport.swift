@@ -1,0 +1,59 @@
+import RewindCore
+import RewindLoop
+
+/// Bytes on the wire and protocol messages, both ways: what a connection
+/// speaks under its session. NDJSON lines over TCP (`LineTransport`) or JSON
+/// text frames over a WebSocket (`WebSocketTransport`); the session, its
+/// mailbox, the output bound and every limit above it are the same for both.
+protocol Transport: AnyObject {
+    /// Bytes read from the socket.
+    func received(_ data: UnsafeRawBufferPointer)
+    /// The next complete request, or nil when none is complete yet.
+    func next() -> FrameDecoder.Frame?
+    /// Bytes held, complete requests and an incomplete one.
+    var bufferedBytes: Int { get }
+    /// An incomplete request is held (after `next()` returned nil).
+    var holdsPartial: Bool { get }
+    /// Its bytes.
+    var partialBytes: Int { get }
+
+    /// `message` (one reply or push: a JSON object and a newline) as it goes
+    /// on the wire, appended to `out`; returns the bytes appended.
+    func frame(_ message: SharedBytes, into out: inout [SharedBytes]) -> Int
+    /// A slice of a reply produced as it is read (`ReplyStream`): `first` and
+    /// `last` say where in the reply it lies. Appended to `out`; returns the bytes appended.
+    func frame(slice: SharedBytes, first: Bool, last: Bool, into out: inout [SharedBytes]) -> Int
+    /// What to write after the `bye` before the connection closes (a WebSocket's close frame).
+    func closing(reason: String) -> [SharedBytes]
+    /// Bytes the transport itself has to send (a WebSocket's pongs, its close echo), taken once.
+    func takeOwnOutput() -> [SharedBytes]
+    /// The peer said it is done (a WebSocket close frame): end the connection once what is queued is written.
+    var peerClosed: Bool { get }
+}
+
+/// NDJSON over TCP: a message is its own bytes on the wire.
+final class LineTransport: Transport {
+    private var decoder: FrameDecoder
+
+    init(maxFrameBytes: Int) { decoder = FrameDecoder(maxFrameBytes: maxFrameBytes) }
+
+    func received(_ data: UnsafeRawBufferPointer) { decoder.append(data) }
+    func next() -> FrameDecoder.Frame? { decoder.next() }
+    var bufferedBytes: Int { decoder.bufferedBytes }
+    var holdsPartial: Bool { decoder.holdsPartialLine }
+    var partialBytes: Int { decoder.partialBytes }
+
+    func frame(_ message: SharedBytes, into out: inout [SharedBytes]) -> Int {
+        out.append(message)
+        return message.count
+    }
+
+    func frame(slice: SharedBytes, first: Bool, last: Bool, into out: inout [SharedBytes]) -> Int {
+        out.append(slice)
+        return slice.count
+    }
+
+    func closing(reason: String) -> [SharedBytes] { [] }
+    func takeOwnOutput() -> [SharedBytes] { [] }
+    var peerClosed: Bool { false }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Glibc
+import RewindCore
+import XCTest
+
+/// A WebSocket client over a raw socket, written from RFC 6455 for the
+/// tests: it can send what a browser would (masked text frames) and what a
+/// broken or hostile client would (unmasked frames, binary, bad UTF-8,
+/// fragments with control frames between them), and reads frames as they are.
+final class WebSocketTerminal {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+    private var nextID: Int64 = 1
+    var pushes: [JSONObject] = []
+    /// The response to the upgrade: its status line and headers.
+    private(set) var status = 0
+    private(set) var responseHead = ""
+
+    struct Frame: Equatable {
+        var fin: Bool
+        var opcode: UInt8
+        var payload: [UInt8]
+        var text: String { String(decoding: payload, as: UTF8.self) }
+        /// A close frame's code.
+        var closeCode: Int? { opcode == 8 && payload.count >= 2 ? Int(payload[0]) << 8 | Int(payload[1]) : nil }
+    }
+
+    /// Connects and sends `request` as it is (raw HTTP); reads the response head.
+    init(port: Int, rawRequest: String? = nil, path: String = "/ws", headers: [String] = [], key: String = "dGhlIHNhbXBsZSBub25jZQ==",
+         timeout: Int = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard rc == 0 else { close(fd); throw TestFailure("cannot connect to port \(port)") }
+        let request = rawRequest ?? (["GET \(path) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Upgrade: websocket", "Connection: Upgrade",
+                                      "Sec-WebSocket-Key: \(key)", "Sec-WebSocket-Version: 13"] + headers).joined(separator: "\r\n") + "\r\n\r\n"
+        sendRaw(Array(request.utf8))
+        try readResponseHead()
+    }
+
+    deinit { close(fd) }
+
+    private func fill() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return false }
+        buffer.append(contentsOf: chunk[..<n])
+        return true
+    }
+
+    private func readResponseHead() throws {
+        while true {
+            if let end = buffer.indices.dropLast(3).first(where: { buffer[$0...$0 + 3].elementsEqual([13, 10, 13, 10]) }) {
+                responseHead = String(decoding: buffer[..<end], as: UTF8.self)
+                buffer.removeFirst(end + 4)
+                status = Int(responseHead.split(separator: " ").dropFirst().first ?? "") ?? 0
+                return
+            }
+            guard fill() else { throw TestFailure("no HTTP response; got \(String(decoding: buffer, as: UTF8.self))") }
+        }
+    }
+
+    /// The response body that follows a refusal (until the server closes).
+    func body() -> String {
+        while fill() {}
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
+    func header(_ name: String) -> String? {
+        for line in responseHead.split(separator: "\r\n").dropFirst() {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == name.lowercased() { return parts[1].trimmingCharacters(in: .whitespaces) }
+        }
+        return nil
+    }
+
+    // MARK: Frames
+
+    func sendRaw(_ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { return }
+            sent += n
+        }
+    }
+
+    /// One frame as a client sends it (masked unless `masked` is false).
+    static func encode(opcode: UInt8, _ payload: [UInt8], fin: Bool = true, masked: Bool = true, rsv: UInt8 = 0) -> [UInt8] {
+        var f: [UInt8] = [(fin ? 0x80 : 0) | rsv << 4 | opcode]
+        let m: UInt8 = masked ? 0x80 : 0
+        if payload.count < 126 { f.append(m | UInt8(payload.count)) }
+        else if payload.count <= 0xFFFF { f += [m | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] }
+        else { f.append(m | 127); for s in stride(from: 56, through: 0, by: -8) { f.append(UInt8(truncatingIfNeeded: payload.count >> s)) } }
+        guard masked else { return f + payload }
+        let key: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+        f += key
+        for (i, b) in payload.enumerated() { f.append(b ^ key[i % 4]) }
+        return f
+    }
+
+    func sendFrame(opcode: UInt8, _ payload: [UInt8], fin: Bool = true, masked: Bool = true, rsv: UInt8 = 0) {
+        sendRaw(Self.encode(opcode: opcode, payload, fin: fin, masked: masked, rsv: rsv))
+    }
+
+    func sendText(_ s: String) { sendFrame(opcode: 1, Array(s.utf8)) }
+
+    /// The next frame from the server (nil: closed or silent past the timeout).
+    func nextFrame() -> Frame? {
+        while true {
+            if buffer.count >= 2 {
+                let fin = buffer[0] & 0x80 != 0, opcode = buffer[0] & 0x0F
+                var len = Int(buffer[1] & 0x7F), at = 2
+                if len == 126, buffer.count >= 4 { len = Int(buffer[2]) << 8 | Int(buffer[3]); at = 4 }
+                else if len == 127, buffer.count >= 10 { len = buffer[2..<10].reduce(0) { $0 << 8 | Int($1) }; at = 10 }
+                else if len >= 126 { guard fill() else { return nil }; continue }
+                if buffer.count >= at + len {
+                    let f = Frame(fin: fin, opcode: opcode, payload: Array(buffer[at..<at + len]))
+                    buffer.removeFirst(at + len)
+                    return f
+                }
+            }
+            guard fill() else { return nil }
+        }
+    }
+
+    /// Whether the server closed the TCP connection (reads end).
+    func isClosedByServer() -> Bool {
+        while true {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return true }
+            if n < 0 { return false }
+        }
+    }
+
+    // MARK: Messages
+
+    func send(_ v: JSON) { sendText(JSONWriter.string(v)) }
+
+    /// The next JSON message (text frames; pings are answered by the test where it wants).
+    func next() throws -> JSONObject {
+        while true {
+            guard let f = nextFrame() else { throw TestFailure("connection closed or silent") }
+            if f.opcode == 1 {
+                guard let o = try JSONParser.parse(f.payload).objectValue else { throw TestFailure("not an object: \(f.text)") }
+                return o
+            }
+            if f.opcode == 8 { throw TestFailure("closed by the server: \(f.closeCode ?? 0) \(f.text)") }
+        }
+    }
+
+    @discardableResult
+    func request(_ type: String, _ fields: [(String, JSON)] = []) throws -> JSONObject {
+        let id = nextID
+        nextID += 1
+        send(.obj([("id", .int(id)), ("type", .string(type))] + fields.map { ($0.0, Optional($0.1)) }))
+        while true {
+            let m = try next()
+            if m["re"] == .int(id) { return m }
+            if m["push"] != nil { pushes.append(m) } else { throw TestFailure("unexpected message \(JSONWriter.string(.object(m)))") }
+        }
+    }
+
+    func push(_ kind: String) throws -> JSONObject {
+        if let i = pushes.firstIndex(where: { $0["push"] == .string(kind) }) { return pushes.remove(at: i) }
+        while true {
+            let m = try next()
+            if m["push"] == .string(kind) { return m }
+            pushes.append(m)
+        }
+    }
+
+    @discardableResult
+    func hello(_ user: String, _ db: TestDatabase) throws -> JSONObject {
+        let r = try request("hello", [("user", .string(user)), ("token", .string(db.tokens[user]!)), ("client", "ws")])
+        guard r["ok"] == true else { throw TestFailure("hello refused: \(JSONWriter.string(.object(r)))") }
+        return r
+    }
+}
