@@ -296,6 +296,22 @@ final class Terminal {
     }
 }
 
+extension Terminal {
+    /// A document of `nodes` views, each with a 200,000-character prop (about 0.2 MB a node).
+    func createLargeDocument(_ doc: String, nodes: Int) throws {
+        XCTAssertEqual(try request("create_doc", [("doc", .string(doc))])["ok"], true)
+        var version: Int64 = 0
+        for first in stride(from: 0, to: nodes, by: 4) {
+            let ops: [JSON] = (first..<min(first + 4, nodes)).map { i in
+                let letter = Character(Unicode.Scalar(UInt8(ascii: "a") + UInt8(i % 26)))
+                return ["op": "create", "node": .string("n\(i)"), "parent": "root", "index": .int(Int64(i)), "kind": "view",
+                        "frame": [0, .int(Int64(i) * 10), 100, 10], "props": ["blob": .string(String(repeating: letter, count: 200_000))]]
+            }
+            version = try submit(doc, tx: "big-\(first)", base: version, ops)
+        }
+    }
+}
+
 extension JSONObject {
     var errorCode: String? { self["error"]?.objectValue?["code"]?.stringValue }
     var isOK: Bool { self["ok"] == true }

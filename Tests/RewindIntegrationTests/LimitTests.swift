@@ -41,20 +41,6 @@ final class LimitTests: XCTestCase {
         return try t.reply(to: id)
     }
 
-    /// Document `doc` of `nodes` nodes, each with one prop of 200,000 characters (about 200 kB a node), in submits of 4 nodes.
-    func createLargeDocument(_ t: Terminal, _ doc: String, nodes: Int) throws {
-        XCTAssertEqual(try t.request("create_doc", [("doc", .string(doc))])["ok"], true)
-        var version: Int64 = 0
-        for first in stride(from: 0, to: nodes, by: 4) {
-            let ops: [JSON] = (first..<min(first + 4, nodes)).map { i in
-                let letter = Character(Unicode.Scalar(UInt8(ascii: "a") + UInt8(i % 26)))
-                return ["op": "create", "node": .string("n\(i)"), "parent": "root", "index": .int(Int64(i)), "kind": "view",
-                        "frame": [0, .int(Int64(i) * 10), 100, 10], "props": ["blob": .string(String(repeating: letter, count: 200_000))]]
-            }
-            version = try t.submit(doc, tx: "big-\(first)", base: version, ops)
-        }
-    }
-
     /// Writes `bytes` on another thread (the server may stop reading long before the end);
     /// `wait` returns once the writer gave up, after the socket was shut down.
     final class BackgroundWriter: @unchecked Sendable {
@@ -273,7 +259,7 @@ final class LimitTests: XCTestCase {
         let pid = server.process.processIdentifier
         let alice = try Terminal(port: server.port, timeout: 60)
         try alice.hello("alice", db)
-        try createLargeDocument(alice, "d", nodes: 20)
+        try alice.createLargeDocument("d", nodes: 20)
         let pinger = try Terminal(port: server.port)
         try pinger.hello("bob", db)
 
@@ -381,7 +367,7 @@ final class LimitTests: XCTestCase {
         let server = try ServerProcess(database: db)
         let alice = try Terminal(port: server.port, timeout: 60)
         try alice.hello("alice", db)
-        try createLargeDocument(alice, "d", nodes: 15)
+        try alice.createLargeDocument("d", nodes: 15)
         let reader = try Terminal(port: server.port, timeout: 60)
         try reader.hello("alice", db)
         // Read with large reads (the harness reads line by line) until the line starting with `head` is complete.

@@ -27,8 +27,11 @@ final class WebSocketTerminal {
 
     /// Connects and sends `request` as it is (raw HTTP); reads the response head.
     init(port: Int, rawRequest: String? = nil, path: String = "/ws", headers: [String] = [], key: String = "dGhlIHNhbXBsZSBub25jZQ==",
-         timeout: Int = 10) throws {
+         timeout: Int = 10, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var addr = sockaddr_in()
@@ -143,16 +146,32 @@ final class WebSocketTerminal {
 
     func send(_ v: JSON) { sendText(JSONWriter.string(v)) }
 
-    /// The next JSON message (text frames; pings are answered by the test where it wants).
-    func next() throws -> JSONObject {
+    /// The next whole message: a text frame, or a fragmented one reassembled
+    /// (control frames between its fragments are skipped; a close ends it).
+    func nextMessage() throws -> [UInt8] {
+        var message: [UInt8]?
         while true {
             guard let f = nextFrame() else { throw TestFailure("connection closed or silent") }
-            if f.opcode == 1 {
-                guard let o = try JSONParser.parse(f.payload).objectValue else { throw TestFailure("not an object: \(f.text)") }
-                return o
+            switch f.opcode {
+            case 1:
+                guard message == nil else { throw TestFailure("a text frame inside a fragmented message") }
+                if f.fin { return f.payload }
+                message = f.payload
+            case 0:
+                guard message != nil else { throw TestFailure("a continuation frame outside a message") }
+                message! += f.payload
+                if f.fin { return message! }
+            case 8: throw TestFailure("closed by the server: \(f.closeCode ?? 0) \(f.text)")
+            default: continue
             }
-            if f.opcode == 8 { throw TestFailure("closed by the server: \(f.closeCode ?? 0) \(f.text)") }
         }
+    }
+
+    /// The next JSON message (pings are answered by the test where it wants).
+    func next() throws -> JSONObject {
+        let m = try nextMessage()
+        guard let o = try JSONParser.parse(m).objectValue else { throw TestFailure("not an object: \(String(decoding: m.prefix(200), as: UTF8.self))") }
+        return o
     }
 
     @discardableResult

@@ -177,4 +177,62 @@ final class WebSocketTests: XCTestCase {
         XCTAssertEqual(try ws.request("submit", [("doc", "d"), ("tx", "w2"), ("base", 2), ("ops", [.obj([("op", "remove"), ("node", "t"), ("pos", 0), ("len", 1)])])]).errorCode,
                        "forbidden")
     }
+
+    /// A 3 MB state goes out as one message in fragments (text, then
+    /// continuations), read as the client reads; the connection goes on after it.
+    func testALargeOpenIsOneMessageInFragments() throws {
+        let (db, s) = try server()
+        let alice = try Terminal(port: s.port, timeout: 60)
+        try alice.hello("alice", db)
+        try alice.createLargeDocument("d", nodes: 15)
+        let ws = try WebSocketTerminal(port: s.port, timeout: 60)
+        try ws.hello("alice", db)
+        ws.send(["id": 99, "type": "open", "doc": "d"])
+        var frames = 0
+        var message: [UInt8] = []
+        while let f = ws.nextFrame() {
+            guard f.opcode == 1 || f.opcode == 0 else { continue }
+            frames += 1
+            message += f.payload
+            if f.fin { break }
+        }
+        let r = try JSONParser.parse(message).objectValue!
+        XCTAssertEqual(r["re"], 99)
+        XCTAssertEqual(r["state"]?.objectValue?["nodes"]?.objectValue?.keys.count, 16)
+        XCTAssertGreaterThan(message.count, 3_000_000)
+        XCTAssertGreaterThan(frames, 1, "streamed in slices, each a fragment")
+        XCTAssertTrue(try ws.request("ping").isOK)
+    }
+
+    /// A WebSocket client that never reads is stopped at the output bound
+    /// exactly like a TCP one: `bye` `slow`, then close 1013; the writer is not held up.
+    func testAWebSocketThatNeverReadsIsDisconnectedAsSlow() throws {
+        let (db, s) = try server(["--max-output-bytes", "65536"])
+        let writer = try Terminal(port: s.port)
+        try writer.hello("alice", db)
+        try writer.request("create_doc", [("doc", "d")])
+        try writer.share("d", "bob", "viewer")
+        let slow = try WebSocketTerminal(port: s.port, receiveBuffer: 4096)
+        try slow.hello("bob", db)
+        XCTAssertTrue(try slow.request("open", [("doc", "d")]).isOK)
+        let big = String(repeating: "x", count: 20_000)
+        let start = Date()
+        for i in 0..<300 {
+            try writer.submit("d", tx: "w\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "blob", "value": .string(big + String(i))]])
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 60, "the writer was held up by the slow WebSocket")
+        var bye: JSONObject?
+        var close: WebSocketTerminal.Frame?
+        var versions: [Int64] = []
+        while let f = slow.nextFrame() {
+            if f.opcode == 8 { close = f; break }
+            guard f.opcode == 1, let m = try JSONParser.parse(f.payload).objectValue else { continue }
+            if m["push"] == "bye" { bye = m }
+            if m["push"] == "events" { versions += m["events"]!.arrayValue!.map { $0.objectValue!["version"]!.intValue! } }
+        }
+        XCTAssertEqual(bye?["reason"], "slow")
+        XCTAssertEqual(close?.closeCode, 1013)
+        XCTAssertLessThan(versions.count, 300)
+        XCTAssertEqual(versions, versions.isEmpty ? [] : Array(1...Int64(versions.count)), "pushes before the bye arrive in order without gaps")
+    }
 }

@@ -1,0 +1,107 @@
+import XCTest
+@testable import RewindCore
+
+/// The HTTP side of the listening port (PROTOCOL.md "WebSocket and the web"):
+/// the request head parser and what each request is answered, refusal by refusal.
+final class WebRouteTests: XCTestCase {
+    func head(_ lines: [String]) -> [UInt8] { Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8) }
+
+    let upgrade = ["GET /ws HTTP/1.1", "Host: example.com:7878", "Upgrade: websocket", "Connection: keep-alive, Upgrade",
+                   "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+
+    func route(_ lines: [String], origins: WebRoute.Origins = .listed([])) -> WebRoute? {
+        guard case let .request(r, _) = HTTPRequest.parse(head(lines)) else { return nil }
+        return WebRoute.decide(r, origins: origins)
+    }
+
+    func status(_ lines: [String], origins: WebRoute.Origins = .listed([])) -> Int? {
+        switch route(lines, origins: origins) {
+        case .upgrade?: return 101
+        case .file?: return 200
+        case let .refuse(s, _, _)?: return s
+        case nil: return nil
+        }
+    }
+
+    func testTheHeadIsParsedWhenCompleteAndNotBefore() {
+        let bytes = head(upgrade) + Array("\u{81}\u{85}more".utf8)
+        for cut in [0, 3, 20, bytes.count - 12] { XCTAssertEqual(HTTPRequest.parse(Array(bytes[..<cut])), .needMore, "cut at \(cut)") }
+        guard case let .request(r, length) = HTTPRequest.parse(bytes) else { return XCTFail() }
+        XCTAssertEqual(length, head(upgrade).count, "what follows the head is left for the WebSocket")
+        XCTAssertEqual(r.method, "GET")
+        XCTAssertEqual(r.path, "/ws")
+        XCTAssertEqual(r.header("host"), "example.com:7878")
+        XCTAssertTrue(r.header("connection", contains: "upgrade"))
+        // A hand-typed head ends at an empty line of bare newlines too; a query string is not part of the path.
+        guard case let .request(q, _) = HTTPRequest.parse(Array("GET /?x=1 HTTP/1.0\nHost: a\n\n".utf8)) else { return XCTFail() }
+        XCTAssertEqual(q.path, "/")
+    }
+
+    func testMalformedHeadsAreRefusedWith400AndLargeOnesWith431() {
+        for bad in ["GET /ws", "get /ws HTTP/1.1", "GET ws HTTP/1.1", "GET /ws HTTP/2.0", "GET  /ws HTTP/1.1"] {
+            guard case .refused(400, _) = HTTPRequest.parse(head([bad])) else { return XCTFail(bad) }
+        }
+        guard case .refused(400, _) = HTTPRequest.parse(head(["GET / HTTP/1.1", "no colon here"])) else { return XCTFail() }
+        guard case .refused(400, _) = HTTPRequest.parse(head(["GET / HTTP/1.1", "Bad Name: x"])) else { return XCTFail() }
+        let big = head(["GET / HTTP/1.1"] + (0..<100).map { "X-\($0): " + String(repeating: "a", count: 90) })
+        guard case .refused(431, _) = HTTPRequest.parse(big) else { return XCTFail() }
+        // Past the bound before the head is even complete: 431 at once, nothing more is read.
+        guard case .refused(431, _) = HTTPRequest.parse(Array(big[..<(HTTPRequest.maxBytes + 1)])) else { return XCTFail() }
+    }
+
+    func testEveryRefusalOfTheUpgrade() {
+        XCTAssertEqual(status(upgrade), 101)
+        XCTAssertEqual(status(upgrade.filter { !$0.hasPrefix("Upgrade") }), 400, "no Upgrade")
+        XCTAssertEqual(status(upgrade.filter { !$0.hasPrefix("Connection") }), 400, "no Connection: Upgrade")
+        XCTAssertEqual(status(upgrade.filter { !$0.hasPrefix("Sec-WebSocket-Key") }), 400, "no key")
+        XCTAssertEqual(status(upgrade.map { $0.hasPrefix("Sec-WebSocket-Key") ? "Sec-WebSocket-Key: c2hvcnQ=" : $0 }), 400, "a key of 5 bytes")
+        XCTAssertEqual(status(upgrade.map { $0.hasPrefix("Sec-WebSocket-Key") ? "Sec-WebSocket-Key: !!!!" : $0 }), 400, "not base64")
+        XCTAssertEqual(status(["GET /ws HTTP/1.0"] + upgrade.dropFirst()), 400, "HTTP/1.0")
+        guard case let .refuse(426, _, headers)? = route(upgrade.map { $0.hasPrefix("Sec-WebSocket-Version") ? "Sec-WebSocket-Version: 8" : $0 }) else { return XCTFail() }
+        XCTAssertEqual(headers, ["Sec-WebSocket-Version: 13"])
+        XCTAssertEqual(status(upgrade.filter { !$0.hasPrefix("Sec-WebSocket-Version") }), 426)
+        XCTAssertEqual(status(["POST /ws HTTP/1.1"] + upgrade.dropFirst()), 405)
+        XCTAssertEqual(status(["GET /other HTTP/1.1", "Host: x"]), 404)
+        XCTAssertEqual(status(["DELETE / HTTP/1.1", "Host: x"]), 405)
+        XCTAssertEqual(status(["GET / HTTP/1.1", "Host: x"]), 200)
+        XCTAssertEqual(status(["GET /rewind.js HTTP/1.1", "Host: x"]), 200)
+    }
+
+    func testOrigins() {
+        XCTAssertEqual(status(upgrade + ["Origin: http://example.com:7878"]), 101, "the server's own page")
+        XCTAssertEqual(status(upgrade + ["Origin: https://EXAMPLE.com:7878"]), 101, "behind a TLS proxy, without case")
+        XCTAssertEqual(status(upgrade + ["Origin: http://evil.example"]), 403)
+        XCTAssertEqual(status(upgrade + ["Origin: null"]), 403)
+        XCTAssertEqual(status(upgrade + ["Origin: https://app.example"], origins: WebRoute.Origins("https://app.example, https://b.example")), 101)
+        XCTAssertEqual(status(upgrade + ["Origin: https://c.example"], origins: WebRoute.Origins("https://app.example")), 403)
+        XCTAssertEqual(status(upgrade + ["Origin: https://c.example"], origins: WebRoute.Origins("*")), 101)
+    }
+
+    func testDetectionByTheFirstBytes() {
+        XCTAssertEqual(HTTPRequest.startsRequest(Array("GET / HTTP/1.1".utf8)), true)
+        XCTAssertEqual(HTTPRequest.startsRequest(Array("POST /".utf8)), true)
+        XCTAssertEqual(HTTPRequest.startsRequest(Array("GE".utf8)), nil, "too few bytes to tell")
+        XCTAssertEqual(HTTPRequest.startsRequest(Array("{\"id\":1}".utf8)), false)
+        XCTAssertEqual(HTTPRequest.startsRequest(Array("GETX".utf8)), false)
+    }
+
+    func testBase64RoundTripsAndTheAcceptKeyOfTheRFC() {
+        for n in 0..<40 {
+            let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 * 37 + 11) }
+            XCTAssertEqual(Base64.decode(Base64.encode(bytes)), bytes)
+        }
+        XCTAssertEqual(Base64.encode(Array("the sample nonce".utf8)), "dGhlIHNhbXBsZSBub25jZQ==")
+        XCTAssertNil(Base64.decode("abc"))
+        XCTAssertNil(Base64.decode("a=bc"))
+    }
+
+    func testFrameHeadersUseTheShortestLength() {
+        XCTAssertEqual(WebSocketFrame.header(.text, length: 125), [0x81, 125])
+        XCTAssertEqual(WebSocketFrame.header(.text, length: 126), [0x81, 126, 0, 126])
+        XCTAssertEqual(WebSocketFrame.header(.continuation, fin: false, length: 65_536), [0x00, 127, 0, 0, 0, 0, 0, 1, 0, 0])
+        XCTAssertEqual(WebSocketFrame.closeCode(forBye: "shutdown"), 1001)
+        XCTAssertEqual(WebSocketFrame.closeCode(forBye: "unauthorized"), 1008)
+        XCTAssertEqual(WebSocketFrame.closeCode(forBye: "slow"), 1013)
+        XCTAssertEqual(WebSocketFrame.closeCode(forBye: "replaced"), 1000)
+    }
+}
