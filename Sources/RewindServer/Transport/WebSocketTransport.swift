@@ -32,6 +32,10 @@ final class WebSocketTransport: Transport {
     private(set) var pingOutstanding = false
     /// Set when a pong (or any frame) arrived: the connection counts it as activity.
     var heardSomething = false
+    /// A protocol error wslay closes without a status code (a frame it cannot
+    /// read: a control frame over 125 bytes or fragmented; a close payload of
+    /// one byte): this server closes with 1002 itself, and wslay sends nothing more.
+    private var failed = false
 
     init(maxMessageBytes: Int) {
         var callbacks = wslay_event_callbacks()
@@ -83,6 +87,7 @@ final class WebSocketTransport: Transport {
             var bytes = Array(UnsafeBufferPointer(start: m.msg, count: m.msg_length))
             if bytes.last == 0x0A { bytes.removeLast() }  // a trailing newline is allowed and ignored
             if bytes.last == 0x0D { bytes.removeLast() }
+            guard !bytes.isEmpty else { return }  // an empty message is ignored, as an empty line is
             queuedBytes += bytes.count
             messages.append(bytes)
         case UInt8(WSLAY_BINARY_FRAME.rawValue):
@@ -93,6 +98,7 @@ final class WebSocketTransport: Transport {
             pingOutstanding = false
         case UInt8(WSLAY_CONNECTION_CLOSE.rawValue):
             peerClosed = true  // wslay queued the echo
+            if m.msg_length == 1 { failed = true }  // a status code cut short: a protocol error, not a close to echo
         default:
             break  // a ping: wslay queued the pong
         }
@@ -102,16 +108,20 @@ final class WebSocketTransport: Transport {
 
     func received(_ data: UnsafeRawBufferPointer) {
         input.append(contentsOf: data)
-        if wslay_event_recv(context) != 0 || wslay_event_get_read_enabled(context) == 0 {
-            // A protocol error (wslay queued the close frame with its code) or the peer's close.
-            peerClosed = peerClosed || wslay_event_get_close_received(context) != 0
+        guard !failed else { return }
+        // Non-zero: a frame wslay could not read (its close would carry no status code).
+        if wslay_event_recv(context) != 0 { failed = true }
+        if failed {
+            wslay_event_shutdown_write(context)
+            own.append(SharedBytes(WebSocketFrame.header(.close, length: 2) + [0x03, 0xEA]))  // 1002
+        } else {
+            _ = wslay_event_send(context)
         }
-        _ = wslay_event_send(context)
     }
 
-    /// The exchange is over: a close came (echoed), wslay found the peer broke
-    /// the protocol, or a binary message was refused — a close frame is sent.
-    var readEnded: Bool { wslay_event_get_read_enabled(context) == 0 || wslay_event_get_close_sent(context) != 0 }
+    /// The exchange is over: a close came (echoed), the peer broke the
+    /// protocol, or a binary message was refused — a close frame is sent.
+    var readEnded: Bool { failed || wslay_event_get_read_enabled(context) == 0 || wslay_event_get_close_sent(context) != 0 }
 
     func next() -> FrameDecoder.Frame? {
         guard !messages.isEmpty else { return nil }
@@ -142,7 +152,7 @@ final class WebSocketTransport: Transport {
     }
 
     func closing(reason: String) -> [SharedBytes] {
-        if wslay_event_get_close_sent(context) == 0 {
+        if !failed && wslay_event_get_close_sent(context) == 0 {
             wslay_event_queue_close(context, WebSocketFrame.closeCode(forBye: reason), nil, 0)
             _ = wslay_event_send(context)
         }
@@ -156,7 +166,7 @@ final class WebSocketTransport: Transport {
 
     /// A ping to a peer that has been silent (a browser cannot send one itself).
     func ping() {
-        guard !pingOutstanding, wslay_event_get_close_sent(context) == 0 else { return }
+        guard !pingOutstanding, !failed, wslay_event_get_close_sent(context) == 0 else { return }
         pingOutstanding = true
         var msg = wslay_event_msg(opcode: UInt8(WSLAY_PING.rawValue), msg: nil, msg_length: 0)
         wslay_event_queue_msg(context, &msg)
