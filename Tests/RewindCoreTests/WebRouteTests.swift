@@ -93,6 +93,9 @@ final class WebRouteTests: XCTestCase {
         XCTAssertEqual(Base64.encode(Array("the sample nonce".utf8)), "dGhlIHNhbXBsZSBub25jZQ==")
         XCTAssertNil(Base64.decode("abc"))
         XCTAssertNil(Base64.decode("a=bc"))
+        XCTAssertNil(Base64.decode("dGhlIHNhbXBsZSBub2Q5jZ=="), "bits left over by the padding are not zero (found by the fuzzer)")
+        XCTAssertEqual(Base64.decode("dGg="), Array("th".utf8))
+        XCTAssertNil(Base64.decode("dGh="))
     }
 
     func testFrameHeadersUseTheShortestLength() {

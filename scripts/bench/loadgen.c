@@ -27,6 +27,10 @@
  *   idle --port P (--token T | --relay) [--clients N]
  *       N terminals say hello and open doc "idle", print "ready N", and stay
  *       until SIGTERM.
+ *   --websocket (fanout, idle): the terminals (not the writer) speak the
+ *       protocol over a WebSocket on the same port: GET /ws upgrade, then
+ *       each request in a masked text frame; the server's frames are
+ *       unwrapped back into lines before anything else sees them.
  * Also --host, --prefix (client ids, commit's tx ids and documents),
  * --server-pid (its CPU). In fanout and idle mode the writer (or the first
  * terminal) creates the document. Connects are ramped: at most 256 in flight.
@@ -65,12 +69,16 @@ typedef struct conn {
     long pending_id;      /* commit: the submit awaiting its reply (0: none) */
     uint64_t sent_at;
     long submits, creates_left;   /* creates_left: create_doc (then share) replies still due */
+    int ws, ws_open;      /* a WebSocket terminal; its upgrade answered */
+    unsigned char wh[14]; /* the header of the server's frame being read */
+    int whlen, wop;       /* bytes of it so far; its opcode */
+    uint64_t wleft;       /* payload bytes of that frame still to come */
 } conn_t;
 
 /* options */
 static int mode, relay, nterm = -1, seconds = 10, warmup, ndocs = 10, window_ = 8, line_bytes = 330, port, server_pid, postmaster;
 /* fanout over two instances: odd terminals connect to port2; server CPU is both processes'. */
-static int port2, server_pid2;
+static int port2, server_pid2, websocket;
 static double rate;
 static const char *host = "127.0.0.1", *token, *writer_token, *tokens_file, *prefix = "lg", *docname = "fanout", *share_with;
 static char **tokens;
@@ -181,7 +189,16 @@ static void flush_out(conn_t *c) {
 
 static void send_line(conn_t *c, const char *s, size_t n) {
     if (c->fd < 0) return;
-    if (c->olen + n > c->ocap) { c->ocap = (c->olen + n) * 2; c->out = realloc(c->out, c->ocap); }
+    if (c->olen + n + 14 > c->ocap) { c->ocap = (c->olen + n + 14) * 2; c->out = realloc(c->out, c->ocap); }
+    if (c->ws && c->ws_open) {   /* one masked text frame (mask 0: the payload as it is) */
+        unsigned char *h = (unsigned char *)c->out + c->olen;
+        int hl = 2;
+        h[0] = 0x81;
+        if (n < 126) h[1] = 0x80 | (unsigned char)n;
+        else { h[1] = 0x80 | 126; h[2] = (unsigned char)(n >> 8); h[3] = (unsigned char)n; hl = 4; }
+        memset(h + hl, 0, 4);
+        c->olen += (size_t)hl + 4;
+    }
     memcpy(c->out + c->olen, s, n);
     c->olen += n;
     if (c->state != S_CONNECTING) flush_out(c);
@@ -199,6 +216,46 @@ static void sendf(conn_t *c, const char *fmt, ...) {
     send_line(c, line, (size_t)n);
 }
 
+static void send_hello(conn_t *c);
+
+/* A WebSocket terminal's bytes as the server's lines: the upgrade's response
+ * is skipped (then the hello goes), and the payloads of text and continuation
+ * frames are moved down over their headers in readbuf, in place. Returns the
+ * bytes of lines left in readbuf (-1: the connection was lost). */
+static ssize_t ws_unwrap(conn_t *c, ssize_t n) {
+    char *p = readbuf, *end = readbuf + n, *w = readbuf;
+    if (!c->ws_open) {
+        char *e = memmem(p, (size_t)n, "\r\n\r\n", 4);
+        if (!e || strncmp(p, "HTTP/1.1 101", 12) != 0) { conn_lost(c, "the WebSocket upgrade was refused (or its response cut)"); return -1; }
+        c->ws_open = 1;
+        p = e + 4;
+        send_hello(c);
+    }
+    while (p < end) {
+        if (c->wleft == 0 && c->whlen >= 0) {   /* a header */
+            while (p < end && c->whlen < 2) c->wh[c->whlen++] = (unsigned char)*p++;
+            if (c->whlen < 2) break;
+            int need = 2 + ((c->wh[1] & 0x7F) == 126 ? 2 : (c->wh[1] & 0x7F) == 127 ? 8 : 0);
+            while (p < end && c->whlen < need) c->wh[c->whlen++] = (unsigned char)*p++;
+            if (c->whlen < need) break;
+            uint64_t len = c->wh[1] & 0x7F;
+            if (len == 126) len = (uint64_t)c->wh[2] << 8 | c->wh[3];
+            else if (len == 127) { len = 0; for (int i = 2; i < 10; i++) len = len << 8 | c->wh[i]; }
+            c->wop = c->wh[0] & 0x0F;
+            c->wleft = len;
+            c->whlen = len ? -1 : 0;   /* -1: inside a payload */
+            if (c->wop == 8) { conn_lost(c, "closed by the server (WebSocket close)"); return -1; }
+            continue;
+        }
+        size_t take = (size_t)(end - p) < c->wleft ? (size_t)(end - p) : (size_t)c->wleft;
+        if (c->wop == 0 || c->wop == 1) { memmove(w, p, take); w += take; }   /* pings are not answered: runs are short */
+        p += take;
+        c->wleft -= take;
+        if (!c->wleft) c->whlen = 0;
+    }
+    return w - readbuf;
+}
+
 /* Reads what is there; hands on each complete line with its arrival time. */
 static void read_lines(conn_t *c) {
     for (;;) {
@@ -210,6 +267,7 @@ static void read_lines(conn_t *c) {
         if (n <= 0) { conn_lost(c, n == 0 ? "closed by the server" : strerror(errno)); return; }
         uint64_t now = uv_hrtime(), arrived = now;
         atomic_fetch_add(&reads, 1);
+        if (c->ws && (n = ws_unwrap(c, n)) < 0) return;
         for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
             if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_TIMESTAMPING) continue;
             struct timespec ts[3];
@@ -304,15 +362,25 @@ static void doc_of(int i, char *out, size_t n) {
     else snprintf(out, n, "%s", mode == MODE_IDLE ? "idle" : docname);
 }
 
+static void send_hello(conn_t *c) {
+    char id[16];
+    snprintf(id, sizeof id, c->is_writer ? "w" : "%d", c->index);
+    sendf(c, "{\"id\":%d,\"type\":\"hello\",\"token\":\"%s\",\"client\":\"%s-%s\"}\n", ID_HELLO, c->token, prefix, id);
+}
+
 static void on_connected(conn_t *c) {
     if (!c->is_writer) in_flight_connects--;
     if (relay) {
         c->state = S_GREETING;   /* the relay says "hi" once it has accepted us */
     } else {
         c->state = S_HELLO;
-        char id[16];
-        snprintf(id, sizeof id, c->is_writer ? "w" : "%d", c->index);
-        sendf(c, "{\"id\":%d,\"type\":\"hello\",\"token\":\"%s\",\"client\":\"%s-%s\"}\n", ID_HELLO, c->token, prefix, id);
+        if (websocket && !c->is_writer) {   /* the hello goes once the upgrade is answered (ws_unwrap) */
+            c->ws = 1;
+            sendf(c, "GET /ws HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", host, port);
+        } else {
+            send_hello(c);
+        }
     }
     if (!c->is_writer) connect_more();
 }
@@ -723,7 +791,7 @@ int main(int argc, char **argv) {
         {"writer-token", 1, 0, 'W'}, {"clients", 1, 0, 'c'}, {"seconds", 1, 0, 's'}, {"docs", 1, 0, 'd'},
         {"rate", 1, 0, 'r'}, {"window", 1, 0, 'w'}, {"doc", 1, 0, 'D'}, {"relay", 0, 0, 'R'},
         {"line-bytes", 1, 0, 'l'}, {"prefix", 1, 0, 'P'}, {"server-pid", 1, 0, 'S'}, {"warmup", 1, 0, 'M'},
-        {"pg-postmaster", 1, 0, 'G'}, {"share", 1, 0, 'H'}, {"port2", 1, 0, 'q'}, {"server-pid2", 1, 0, 'Q'}, {0, 0, 0, 0}};
+        {"pg-postmaster", 1, 0, 'G'}, {"share", 1, 0, 'H'}, {"port2", 1, 0, 'q'}, {"server-pid2", 1, 0, 'Q'}, {"websocket", 0, 0, 'X'}, {0, 0, 0, 0}};
     static char *no_token = "";
     if (argc < 2) goto usage;
     if (!strcmp(argv[1], "commit")) mode = MODE_COMMIT;
@@ -743,6 +811,7 @@ int main(int argc, char **argv) {
         case 'S': server_pid = atoi(optarg); break;  case 'M': warmup = atoi(optarg); break;
         case 'G': postmaster = atoi(optarg); break;  case 'H': share_with = optarg; break;
         case 'q': port2 = atoi(optarg); break;       case 'Q': server_pid2 = atoi(optarg); break;
+        case 'X': websocket = 1; break;
         default: goto usage;
         }
     }

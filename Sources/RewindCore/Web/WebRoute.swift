@@ -102,6 +102,8 @@ public enum Base64 {
                 if pad > 0 && c != UInt8(ascii: "=") { return nil }
                 v = v << 6 | d
             }
+            // Canonical only: the bits the padding leaves over must be zero ("dGg=" but not "dGh=").
+            if pad == 2 && v & 0xFFFF != 0 || pad == 1 && v & 0xFF != 0 { return nil }
             out.append(UInt8(v >> 16 & 0xFF))
             if pad < 2 { out.append(UInt8(v >> 8 & 0xFF)) }
             if pad < 1 { out.append(UInt8(v & 0xFF)) }

@@ -94,6 +94,7 @@ final class WebSocketTransport: Transport {
             partialBytes = 0
             let reason = Array("binary frames are not spoken here: send JSON in text frames".utf8)
             wslay_event_queue_close(ctx, 1003, reason, reason.count)
+            wslay_event_shutdown_read(ctx)  // nothing after it is taken
         case UInt8(WSLAY_PONG.rawValue):
             pingOutstanding = false
         case UInt8(WSLAY_CONNECTION_CLOSE.rawValue):
@@ -107,8 +108,8 @@ final class WebSocketTransport: Transport {
     // MARK: Transport
 
     func received(_ data: UnsafeRawBufferPointer) {
+        guard !readEnded else { return }  // the exchange is over: nothing more is read
         input.append(contentsOf: data)
-        guard !failed else { return }
         // Non-zero: a frame wslay could not read (its close would carry no status code).
         if wslay_event_recv(context) != 0 { failed = true }
         if failed {
