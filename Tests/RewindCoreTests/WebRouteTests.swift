@@ -98,6 +98,19 @@ final class WebRouteTests: XCTestCase {
         XCTAssertNil(Base64.decode("dGh="))
     }
 
+    func testWholeFramesAreFoundAndAHugeOneIsNotWaitedFor() {
+        let masked: [UInt8] = [0x81, 0x83, 1, 2, 3, 4, 9, 9, 9]  // 2 + 4 + 3
+        let unmasked: [UInt8] = [0x89, 0x01, 7]
+        let long: [UInt8] = [0x81, 0xFE, 0x01, 0x00] + [0, 0, 0, 0] + Array(repeating: 1, count: 256)
+        let all = masked + unmasked + long
+        XCTAssertEqual(WebSocketFrame.wholeFramesEnd(all, from: 0, maxPayload: 1 << 20), all.count)
+        XCTAssertEqual(WebSocketFrame.wholeFramesEnd(Array(all.dropLast()), from: 0, maxPayload: 1 << 20), masked.count + unmasked.count)
+        XCTAssertEqual(WebSocketFrame.wholeFramesEnd(Array(masked.prefix(5)), from: 0, maxPayload: 1 << 20), 0)
+        XCTAssertEqual(WebSocketFrame.wholeFramesEnd(all, from: masked.count, maxPayload: 1 << 20), all.count)
+        let huge: [UInt8] = [0x81, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2]
+        XCTAssertEqual(WebSocketFrame.wholeFramesEnd(huge, from: 0, maxPayload: 1 << 20), huge.count, "refused at once, not waited for")
+    }
+
     func testFrameHeadersUseTheShortestLength() {
         XCTAssertEqual(WebSocketFrame.header(.text, length: 125), [0x81, 125])
         XCTAssertEqual(WebSocketFrame.header(.text, length: 126), [0x81, 126, 0, 126])

@@ -172,9 +172,14 @@ final class WebSocketTests: XCTestCase {
         XCTAssertEqual(try ws.push("events")["events"]?.arrayValue?.first?.objectValue?["user"], "alice")
         XCTAssertTrue(try ws.request("focus", [("doc", "d"), ("node", "t")]).isOK)
         XCTAssertEqual(try tcp.push("presence")["user"], "bob")
+        // Prompt state over WebSocket: bob's own edit is his to undo.
+        var state = try ws.push("prompt_state")
+        while state["can_undo"] != true { state = try ws.push("prompt_state") }
+        XCTAssertEqual(state["undo_title"], "Undo")
+        XCTAssertEqual(try ws.request("undo", [("doc", "d"), ("on_conflict", "force")])["version"], 3)
         // A viewer over WebSocket cannot edit.
         try tcp.share("d", "bob", "viewer")
-        XCTAssertEqual(try ws.request("submit", [("doc", "d"), ("tx", "w2"), ("base", 2), ("ops", [.obj([("op", "remove"), ("node", "t"), ("pos", 0), ("len", 1)])])]).errorCode,
+        XCTAssertEqual(try ws.request("submit", [("doc", "d"), ("tx", "w2"), ("base", 3), ("ops", [.obj([("op", "remove"), ("node", "t"), ("pos", 0), ("len", 1)])])]).errorCode,
                        "forbidden")
     }
 
@@ -234,5 +239,24 @@ final class WebSocketTests: XCTestCase {
         XCTAssertEqual(close?.closeCode, 1013)
         XCTAssertLessThan(versions.count, 300)
         XCTAssertEqual(versions, versions.isEmpty ? [] : Array(1...Int64(versions.count)), "pushes before the bye arrive in order without gaps")
+    }
+
+    /// A connection silent for a moment gives its frame parser back and makes
+    /// a new one with the next frame — but not in the middle of a message in
+    /// fragments, nor of a frame cut by the network.
+    func testAWebSocketSilentForAMomentStillReadsWhatComesNext() throws {
+        let (db, s) = try server()
+        let ws = try WebSocketTerminal(port: s.port)
+        try ws.hello("alice", db)
+        usleep(2_500_000)
+        XCTAssertTrue(try ws.request("ping").isOK)
+        let m = Array(#"{"id":50,"type":"ping"}"#.utf8)
+        ws.sendFrame(opcode: 1, Array(m[..<9]), fin: false)
+        usleep(2_500_000)
+        let last = WebSocketTerminal.encode(opcode: 0, Array(m[9...]))
+        ws.sendRaw(Array(last[..<3]))
+        usleep(2_500_000)
+        ws.sendRaw(Array(last[3...]))
+        XCTAssertEqual(try ws.next()["re"], 50)
     }
 }

@@ -17,6 +17,29 @@ public enum WebSocketFrame {
         return h
     }
 
+    /// Where the last whole frame in `bytes[from...]` ends (client frames:
+    /// masked or not, the mask counted when its bit is set). The transport
+    /// gives its frame parser whole frames only, so that between reads no
+    /// state is held but what a message in fragments needs. A header that
+    /// declares more than `maxPayload` bytes ends the scan at the end of the
+    /// bytes: the parser refuses it at once (1009) instead of it being waited for.
+    public static func wholeFramesEnd(_ bytes: [UInt8], from: Int, maxPayload: Int) -> Int {
+        var i = from
+        while bytes.count - i >= 2 {
+            let len7 = Int(bytes[i + 1] & 0x7F)
+            let extra = len7 == 126 ? 2 : len7 == 127 ? 8 : 0
+            let mask = bytes[i + 1] & 0x80 != 0 ? 4 : 0
+            guard bytes.count - i >= 2 + extra else { break }
+            var length = UInt64(len7)
+            if extra > 0 { length = bytes[(i + 2)..<(i + 2 + extra)].reduce(0) { $0 << 8 | UInt64($1) } }
+            guard length <= UInt64(maxPayload) else { return bytes.count }
+            let total = 2 + extra + mask + Int(length)
+            guard bytes.count - i >= total else { break }
+            i += total
+        }
+        return i
+    }
+
     /// The close code a `bye` with `reason` ends with (PROTOCOL.md): 1001
     /// shutting down, 1008 policy (`unauthorized`, `bad_frames`), 1013 try
     /// again later (`rate_limited`, `slow`), else 1000.

@@ -7,10 +7,12 @@ import RewindLoop
 ///
 /// **In**, wslay's event API does the framing: it unmasks, reassembles
 /// fragments (control frames may come between them), checks UTF-8 (1007),
-/// the mask (1002) and the message length (1009), answers pings and echoes a
-/// close. It reads from the bytes libuv gave us (`received`); complete text
-/// messages wait in `messages` for the connection's mailbox, as lines wait in
-/// a `FrameDecoder`. A binary message is refused with 1003.
+/// the mask and the rules of frames (1002) and the message length (1009),
+/// answers pings and echoes a close. It reads from the bytes libuv gave us
+/// (`received`) — whole frames only (`WebSocketFrame.wholeFramesEnd`): the
+/// rest of a frame waits here. Complete text messages wait in `messages` for
+/// the connection's mailbox, as lines wait in a `FrameDecoder`. A binary
+/// message is refused with 1003.
 ///
 /// **Out**, data frames are not given to wslay: its queue copies each
 /// message, and a push is encoded once for every subscriber. A server frame
@@ -18,15 +20,27 @@ import RewindLoop
 /// to 10 bytes (`WebSocketFrame.header`, cached per message). wslay sends
 /// only its control frames (pongs, the close echo, our close and pings),
 /// through `takeOwnOutput`.
+///
+/// **Idle**, a wslay context is about 8 KiB (its buffers), twice what the rest
+/// of an idle connection costs. Given whole frames, it holds nothing between
+/// messages, so a connection silent for a moment gives it back (`rest`) and
+/// makes a new one with the next frame.
 final class WebSocketTransport: Transport {
     private var context: wslay_event_context_ptr?
+    private let maxMessageBytes: Int
     private var input: [UInt8] = []
     private var inputStart = 0
+    /// `input` up to here holds whole frames: what wslay may read.
+    private var offered = 0
     private var messages: [[UInt8]] = []
     private var queuedBytes = 0
     private var own: [SharedBytes] = []
-    /// Payload bytes of a message still arriving (for the partial-request bounds).
-    private(set) var partialBytes = 0
+    /// The frame being read is part of a message (text, binary or continuation), not a control frame.
+    private var inDataFrame = false
+    /// A message in fragments has begun and not ended: wslay holds its first part.
+    private var inFragmentedMessage = false
+    /// Payload bytes of that message so far.
+    private var fragmentBytes = 0
     private(set) var peerClosed = false
     /// A ping sent and not answered yet (the server's keepalive).
     private(set) var pingOutstanding = false
@@ -36,54 +50,68 @@ final class WebSocketTransport: Transport {
     /// read: a control frame over 125 bytes or fragmented; a close payload of
     /// one byte): this server closes with 1002 itself, and wslay sends nothing more.
     private var failed = false
+    /// A close was sent or received, or reading stopped: the exchange is over.
+    private var over = false
 
-    init(maxMessageBytes: Int) {
+    init(maxMessageBytes: Int) { self.maxMessageBytes = maxMessageBytes }
+
+    deinit { if let context { wslay_event_context_free(context) } }
+
+    /// The wslay context, made when first needed (again after `rest`).
+    private var wslay: wslay_event_context_ptr {
+        if let context { return context }
         var callbacks = wslay_event_callbacks()
-        callbacks.recv_callback = { _, buf, len, _, user in
-            let me = Unmanaged<WebSocketTransport>.fromOpaque(user!).takeUnretainedValue()
-            return me.readInput(into: buf!, max: len)
+        callbacks.recv_callback = { ctx, buf, len, _, user in
+            Unmanaged<WebSocketTransport>.fromOpaque(user!).takeUnretainedValue().readInput(ctx!, into: buf!, max: len)
         }
         callbacks.send_callback = { _, data, len, _, user in
             let me = Unmanaged<WebSocketTransport>.fromOpaque(user!).takeUnretainedValue()
             me.own.append(SharedBytes(Array(UnsafeBufferPointer(start: data, count: len))))
             return len
         }
+        callbacks.on_frame_recv_start_callback = { _, arg, user in
+            Unmanaged<WebSocketTransport>.fromOpaque(user!).takeUnretainedValue().frameStarted(arg!.pointee)
+        }
         callbacks.on_frame_recv_chunk_callback = { _, arg, user in
             let me = Unmanaged<WebSocketTransport>.fromOpaque(user!).takeUnretainedValue()
-            me.partialBytes += arg!.pointee.data_length
+            if me.inDataFrame { me.fragmentBytes += arg!.pointee.data_length }
         }
         callbacks.on_msg_recv_callback = { ctx, arg, user in
-            let me = Unmanaged<WebSocketTransport>.fromOpaque(user!).takeUnretainedValue()
-            me.messageReceived(ctx!, arg!.pointee)
+            Unmanaged<WebSocketTransport>.fromOpaque(user!).takeUnretainedValue().messageReceived(ctx!, arg!.pointee)
         }
-        // Held unretained: the connection owns the transport and frees the context in deinit.
-        wslay_event_context_server_init(&context, &callbacks, Unmanaged.passUnretained(self).toOpaque())
-        wslay_event_config_set_max_recv_msg_length(context, UInt64(maxMessageBytes))
+        var made: wslay_event_context_ptr?
+        // Held unretained: the connection owns the transport, which frees the context.
+        wslay_event_context_server_init(&made, &callbacks, Unmanaged.passUnretained(self).toOpaque())
+        wslay_event_config_set_max_recv_msg_length(made, UInt64(maxMessageBytes))
+        context = made
+        return made!
     }
 
-    deinit { wslay_event_context_free(context) }
-
-    private func readInput(into buf: UnsafeMutablePointer<UInt8>, max len: Int) -> Int {
-        let available = input.count - inputStart
+    private func readInput(_ ctx: wslay_event_context_ptr, into buf: UnsafeMutablePointer<UInt8>, max len: Int) -> Int {
+        let available = offered - inputStart
         guard available > 0 else {
-            wslay_event_set_error(context, Int32(WSLAY_ERR_WOULDBLOCK.rawValue))
+            wslay_event_set_error(ctx, Int32(WSLAY_ERR_WOULDBLOCK.rawValue))
             return -1
         }
         let n = min(len, available)
         input.withUnsafeBufferPointer { buf.update(from: $0.baseAddress! + inputStart, count: n) }
         inputStart += n
-        if inputStart == input.count {
-            input.removeAll(keepingCapacity: true)
-            inputStart = 0
-        }
         return n
+    }
+
+    private func frameStarted(_ f: wslay_event_on_frame_recv_start_arg) {
+        let data = f.opcode == UInt8(WSLAY_TEXT_FRAME.rawValue) || f.opcode == UInt8(WSLAY_BINARY_FRAME.rawValue)
+        let continuation = f.opcode == UInt8(WSLAY_CONTINUATION_FRAME.rawValue)
+        inDataFrame = data || continuation
+        if data { inFragmentedMessage = f.fin == 0 }
+        if continuation && f.fin != 0 { inFragmentedMessage = false }
     }
 
     private func messageReceived(_ ctx: wslay_event_context_ptr, _ m: wslay_event_on_msg_recv_arg) {
         heardSomething = true
         switch m.opcode {
         case UInt8(WSLAY_TEXT_FRAME.rawValue):
-            partialBytes = 0
+            fragmentBytes = 0
             var bytes = Array(UnsafeBufferPointer(start: m.msg, count: m.msg_length))
             if bytes.last == 0x0A { bytes.removeLast() }  // a trailing newline is allowed and ignored
             if bytes.last == 0x0D { bytes.removeLast() }
@@ -91,7 +119,7 @@ final class WebSocketTransport: Transport {
             queuedBytes += bytes.count
             messages.append(bytes)
         case UInt8(WSLAY_BINARY_FRAME.rawValue):
-            partialBytes = 0
+            fragmentBytes = 0
             let reason = Array("binary frames are not spoken here: send JSON in text frames".utf8)
             wslay_event_queue_close(ctx, 1003, reason, reason.count)
             wslay_event_shutdown_read(ctx)  // nothing after it is taken
@@ -105,24 +133,39 @@ final class WebSocketTransport: Transport {
         }
     }
 
+    /// Notes whether the exchange is over, from wslay's state after a call.
+    private func noteOver(_ ctx: wslay_event_context_ptr) {
+        if failed || wslay_event_get_read_enabled(ctx) == 0 || wslay_event_get_close_sent(ctx) != 0 { over = true }
+    }
+
     // MARK: Transport
 
     func received(_ data: UnsafeRawBufferPointer) {
         guard !readEnded else { return }  // the exchange is over: nothing more is read
         input.append(contentsOf: data)
+        offered = WebSocketFrame.wholeFramesEnd(input, from: offered, maxPayload: maxMessageBytes)
+        guard offered > inputStart else { return }  // the rest of a frame is still to come
+        let ctx = wslay
         // Non-zero: a frame wslay could not read (its close would carry no status code).
-        if wslay_event_recv(context) != 0 { failed = true }
+        if wslay_event_recv(ctx) != 0 { failed = true }
         if failed {
-            wslay_event_shutdown_write(context)
+            over = true
+            wslay_event_shutdown_write(ctx)
             own.append(SharedBytes(WebSocketFrame.header(.close, length: 2) + [0x03, 0xEA]))  // 1002
         } else {
-            _ = wslay_event_send(context)
+            _ = wslay_event_send(ctx)
+            noteOver(ctx)
+        }
+        if inputStart > 0 {  // what wslay read goes; the rest of a frame stays at the front
+            input.removeFirst(inputStart)
+            offered -= inputStart
+            inputStart = 0
         }
     }
 
     /// The exchange is over: a close came (echoed), the peer broke the
     /// protocol, or a binary message was refused — a close frame is sent.
-    var readEnded: Bool { failed || wslay_event_get_read_enabled(context) == 0 || wslay_event_get_close_sent(context) != 0 }
+    var readEnded: Bool { over }
 
     func next() -> FrameDecoder.Frame? {
         guard !messages.isEmpty else { return nil }
@@ -131,8 +174,9 @@ final class WebSocketTransport: Transport {
         return .line(m)
     }
 
-    var bufferedBytes: Int { input.count - inputStart + queuedBytes + partialBytes }
-    var holdsPartial: Bool { messages.isEmpty && partialBytes > 0 }
+    var bufferedBytes: Int { input.count + queuedBytes + fragmentBytes }
+    var holdsPartial: Bool { messages.isEmpty && (input.count > 0 || inFragmentedMessage) }
+    var partialBytes: Int { holdsPartial ? input.count + fragmentBytes : 0 }
 
     func frame(_ message: SharedBytes, into out: inout [SharedBytes]) -> Int {
         let header = message.companion ?? {
@@ -153,9 +197,13 @@ final class WebSocketTransport: Transport {
     }
 
     func closing(reason: String) -> [SharedBytes] {
-        if !failed && wslay_event_get_close_sent(context) == 0 {
-            wslay_event_queue_close(context, WebSocketFrame.closeCode(forBye: reason), nil, 0)
-            _ = wslay_event_send(context)
+        if !failed {
+            let ctx = wslay
+            if wslay_event_get_close_sent(ctx) == 0 {
+                wslay_event_queue_close(ctx, WebSocketFrame.closeCode(forBye: reason), nil, 0)
+                _ = wslay_event_send(ctx)
+            }
+            over = true
         }
         return takeOwnOutput()
     }
@@ -167,10 +215,22 @@ final class WebSocketTransport: Transport {
 
     /// A ping to a peer that has been silent (a browser cannot send one itself).
     func ping() {
-        guard !pingOutstanding, !failed, wslay_event_get_close_sent(context) == 0 else { return }
+        guard !pingOutstanding, !over else { return }
         pingOutstanding = true
+        let ctx = wslay
         var msg = wslay_event_msg(opcode: UInt8(WSLAY_PING.rawValue), msg: nil, msg_length: 0)
-        wslay_event_queue_msg(context, &msg)
-        _ = wslay_event_send(context)
+        wslay_event_queue_msg(ctx, &msg)
+        _ = wslay_event_send(ctx)
+    }
+
+    /// Silent for a moment and holding nothing: the wslay context and the input buffer go.
+    func rest() {
+        guard let ctx = context, !over, !inFragmentedMessage, input.isEmpty, own.isEmpty,
+              wslay_event_want_write(ctx) == 0 else { return }
+        wslay_event_context_free(ctx)
+        context = nil
+        input = []
+        inputStart = 0
+        offered = 0
     }
 }
