@@ -327,8 +327,6 @@ public final class Server {
                 c.close(reason: "idle", retry: true, message: "no complete line for \(config.idleTimeoutMs / 1000) s; send ping every 15 s")
             } else if now - c.lastHeard > config.idleTimeoutMs / 3 {
                 c.keepAlive()  // a WebSocket: pinged, and its pong counts as activity
-            } else if now - c.lastHeard > 1_000 {
-                c.rest()
             }
         }
         forgetFullBuckets(now: now)

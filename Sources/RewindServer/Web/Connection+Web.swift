@@ -96,13 +96,6 @@ extension Connection {
         queueOwnFrames()
     }
 
-    /// A connection silent for a moment gives back what only a busy one needs
-    /// (a WebSocket's parser state: `WebSocketTransport.rest`).
-    func rest() {
-        guard mode == .webSocket, let ws = transport as? WebSocketTransport else { return }
-        ws.rest()
-    }
-
     /// Writes what is queued, then closes, without a `bye`: an HTTP exchange
     /// done, or a WebSocket whose peer closed (its close echoed).
     func endAfterWriting(reason: String) {
