@@ -34,6 +34,23 @@ rewind_install_deps() {
     command -v swift >/dev/null || die "no Swift toolchain on PATH (Swift 6 is needed: https://swift.org/install)"
 }
 
+# What only the tests need: node (rewind.js under `node --test`), and a real
+# browser for the web editor's tests (Debian's chromium and chromium-driver,
+# driven by selenium from PyPI).
+rewind_install_test_deps() {
+    local missing=()
+    command -v node >/dev/null || missing+=(nodejs)
+    for pkg in chromium chromium-driver; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+    if [ ${#missing[@]} -gt 0 ]; then
+        local sudo=""
+        [ "$(id -u)" -ne 0 ] && sudo="sudo"
+        say "installing ${missing[*]} (for the tests)"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+    python3 -c 'import selenium' 2>/dev/null || { say "installing selenium (PyPI, for the browser tests)"; python3 -m pip install -q selenium; }
+}
+
 # The PostgreSQL binaries (initdb, pg_ctl) of the newest installed version.
 pg_bindir() {
     local d
