@@ -563,11 +563,10 @@ export class RewindClient extends EventTarget {
   }
 
   /** A local edit: shown at once, committed in order (throws when it does not apply to what is shown). */
-  edit(ops, { newSegment = false, action } = {}) {
+  edit(ops, { newSegment = false } = {}) {
     this.document.edit(ops, newSegment);
-    if (action) this.pendingAction = action;
+    this.pump();   // on the wire before the page redraws
     this.emit("document");
-    this.pump();
   }
 
   /** Sends the next submit if none is in flight and the connection is ready. */

@@ -1,0 +1,276 @@
+"""The web editor in a real browser: headless Chromium (Debian's chromium and
+chromium-driver) driven by selenium, against the real server and PostgreSQL.
+
+    python3 Tests/Browser/test_editor.py        (scripts/test runs it, with PG* set)
+
+REWIND_SCREENSHOTS=DIR saves the screenshots the README shows (start screen,
+two people in a document, the shake alert, the history slider) into DIR.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import unittest
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("REWIND_BIN_DIR", os.path.join(ROOT, ".build", "debug"))
+SHOTS = os.environ.get("REWIND_SCREENSHOTS")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Terminal:
+    """A plain NDJSON terminal, for setting documents up and checking the log's result."""
+
+    def __init__(self, port, user, token):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.file = self.sock.makefile("rwb")
+        self.next_id = 1
+        self.pushes = []
+        r = self.request("hello", user=user, token=token)
+        assert r["ok"], r
+
+    def request(self, type_, **fields):
+        i = self.next_id
+        self.next_id += 1
+        self.file.write((json.dumps({"id": i, "type": type_, **fields}) + "\n").encode())
+        self.file.flush()
+        while True:
+            m = json.loads(self.file.readline())
+            if m.get("re") == i and "push" not in m:
+                return m
+            self.pushes.append(m)
+
+    def close(self):
+        self.sock.close()
+
+
+class Server:
+    """rewind-server on a fixed port (so a restart comes back where the pages look), its own database."""
+
+    def __init__(self):
+        self.db = "rewind_browser_%d" % os.getpid()
+        subprocess.run(["psql", "-qX", "-d", "postgres", "-c", "DROP DATABASE IF EXISTS %s" % self.db, "-c", "CREATE DATABASE %s" % self.db],
+                       check=True, stdout=subprocess.DEVNULL)
+        self.conninfo = "dbname=%s" % self.db
+        self.admin(["migrate"])
+        self.tokens = {u: self.admin(["user", "add", u]).strip().splitlines()[-1] for u in ("alice", "bob")}
+        self.port = free_port()
+        self.proc = None
+        self.start()
+
+    def admin(self, args):
+        return subprocess.run([os.path.join(BIN, "rewind"), "admin"] + args + ["--database", self.conninfo],
+                              check=True, capture_output=True, text=True).stdout
+
+    def start(self):
+        self.proc = subprocess.Popen([os.path.join(BIN, "rewind-server"), "--listen", "127.0.0.1:%d" % self.port, "--database", self.conninfo,
+                                      "--log-level", "warning", "--typing-window", "1500"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline()
+        assert "listening on" in line, line
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=20)
+
+    def drop(self):
+        self.stop()
+        subprocess.run(["psql", "-qX", "-d", "postgres", "-c", "DROP DATABASE IF EXISTS %s" % self.db], stdout=subprocess.DEVNULL)
+
+    def text(self, doc, node):
+        nodes = json.loads(self.admin(["replay", doc]))["state"]["nodes"]
+        return nodes[node]["text"] if node in nodes else None
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1100,760", "--force-device-scale-factor=1"):
+        options.add_argument(a)
+    options.binary_location = "/usr/bin/chromium"
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+class EditorTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()
+        cls.pages = []
+
+    @classmethod
+    def tearDownClass(cls):
+        for p in cls.pages:
+            p.quit()
+        cls.server.drop()
+
+    def page(self, user, doc=None):
+        b = browser()
+        self.pages.append(b)
+        frag = "user=%s&token=%s" % (user, self.server.tokens[user]) + ("&doc=%s" % doc if doc else "")
+        b.get("http://127.0.0.1:%d/#%s" % (self.server.port, frag))
+        return b
+
+    def wait(self, b, cond, what, seconds=15):
+        try:
+            return WebDriverWait(b, seconds, poll_frequency=0.05).until(lambda d: cond(d))
+        except TimeoutException:
+            self.fail("waited %d s for %s" % (seconds, what))
+
+    def shot(self, b, name):
+        if SHOTS:
+            os.makedirs(SHOTS, exist_ok=True)
+            b.save_screenshot(os.path.join(SHOTS, name + ".png"))
+
+    def shared_doc(self, doc, text=""):
+        """A document of alice's, shared with bob, with one text node `t`."""
+        t = Terminal(self.server.port, "alice", self.server.tokens["alice"])
+        assert t.request("create_doc", doc=doc, title=doc)["ok"]
+        assert t.request("share", doc=doc, user="bob", role="editor")["ok"]
+        r = t.request("submit", doc=doc, tx="setup", base=0, ops=[
+            {"op": "create", "node": "title", "parent": "root", "kind": "view", "frame": [20, 20, 480, 40]},
+            {"op": "create", "node": "t", "parent": "root", "kind": "text", "frame": [20, 80, 480, 120], "focusable": True, "text": text}])
+        assert r["ok"], r
+        t.close()
+
+    def text_of(self, b, node="t"):
+        return b.execute_script("return document.querySelector('textarea[data-node=\"%s\"]')?.value ?? null" % node)
+
+    def type_into(self, b, text, node="t", at_end=True):
+        ta = self.wait(b, lambda d: d.find_element(By.CSS_SELECTOR, 'textarea[data-node="%s"]' % node), "the text box")
+        ta.click()
+        if at_end:
+            ta.send_keys(Keys.END)
+            ta.send_keys(Keys.CONTROL, Keys.END)
+        ta.send_keys(text)
+
+    def settled(self, b):
+        return b.execute_script("return window.rewind.client?.settled && window.rewind.client?.status === 'ready'")
+
+    def button(self, b, id_):
+        return b.find_element(By.ID, id_)
+
+    # ------------------------------------------------------------------
+
+    def test_1_two_people_type_into_one_text_and_see_each_other(self):
+        self.shared_doc("together")
+        a = self.page("alice", "together")
+        b = self.page("bob", "together")
+        self.wait(a, lambda d: self.text_of(d) == "", "alice's page to open the document")
+        self.wait(b, lambda d: self.text_of(d) == "", "bob's page to open the document")
+        self.type_into(a, "Hello")
+        self.wait(b, lambda d: self.text_of(d) == "Hello", "bob to see alice's typing")
+        self.type_into(b, ", world")
+        self.wait(a, lambda d: self.text_of(d) == "Hello, world", "alice to see bob's typing")
+        self.wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, ".caret[data-name='bob']"), "bob's caret on alice's page")
+        self.wait(a, lambda d: d.execute_script("return [...window.rewind.client.presence.values()].some(p => p.user === 'bob' && p.selection?.start === 12)"),
+                  "bob's caret after his typing, at the end")
+        self.wait(a, self.settled, "alice's edits committed")
+        self.wait(b, self.settled, "bob's edits committed")
+        self.assertEqual(self.server.text("together", "t"), "Hello, world")
+        self.shot(a, "document-two-people")
+
+    def test_2_the_undo_button_is_titled_from_prompt_state_and_undoes(self):
+        self.shared_doc("undoing", "start ")
+        a = self.page("alice", "undoing")
+        self.wait(a, lambda d: self.text_of(d) == "start ", "the document")
+        self.type_into(a, "typed")
+        undo = self.button(a, "undo")
+        self.wait(a, lambda d: undo.text == "Undo Typing", "the Undo button to read Undo Typing (it reads %r)" % undo.text)
+        undo.click()
+        self.wait(a, lambda d: self.text_of(d) == "start ", "the typing undone")
+        self.wait(a, lambda d: self.button(d, "redo").text == "Redo Typing", "Redo Typing")
+        ActionChains(a).key_down(Keys.CONTROL).key_down(Keys.SHIFT).send_keys("z").key_up(Keys.SHIFT).key_up(Keys.CONTROL).perform()
+        self.wait(a, lambda d: self.text_of(d) == "start typed", "Shift-Ctrl-Z to redo")
+        self.wait(a, self.settled, "committed")
+        self.assertEqual(self.server.text("undoing", "t"), "start typed")
+
+    def test_3_shake_presents_the_alert_and_its_action_undoes(self):
+        self.shared_doc("shaking")
+        a = self.page("alice", "shaking")
+        self.wait(a, lambda d: self.text_of(d) == "", "the document")
+        self.type_into(a, "oops")
+        self.wait(a, lambda d: self.button(d, "undo").text == "Undo Typing", "something to undo")
+        self.button(a, "shake").click()
+        alert = self.wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, "[role=alertdialog]"), "the alert")[0]
+        self.assertEqual(alert.find_element(By.TAG_NAME, "h2").text, "Undo Typing")
+        titles = [btn.text for btn in alert.find_elements(By.TAG_NAME, "button")]
+        self.assertEqual(titles[-1], "Cancel", "cancel apart, last: %r" % titles)
+        self.shot(a, "shake-alert")
+        [btn for btn in alert.find_elements(By.TAG_NAME, "button") if btn.text == "Undo"][0].click()
+        self.wait(a, lambda d: self.text_of(d) == "", "the alert's Undo to undo the typing")
+        self.wait(a, lambda d: not d.find_elements(By.CSS_SELECTOR, "[role=alertdialog]"), "the alert dismissed")
+
+    def test_4_scrub_to_zero_restore_then_undo(self):
+        self.shared_doc("scrubbing", "kept text")
+        a = self.page("alice", "scrubbing")
+        self.wait(a, lambda d: self.text_of(d) == "kept text", "the document")
+        self.button(a, "history").click()
+        a.execute_script("const s = document.getElementById('scrub'); s.value = 0; s.dispatchEvent(new Event('input'));")
+        self.wait(a, lambda d: self.text_of(d) is None and "0 of" in d.find_element(By.ID, "scrub-version").text, "version 0 shown")
+        self.shot(a, "history-slider")
+        a.execute_script("const s = document.getElementById('scrub'); s.value = 100; s.dispatchEvent(new Event('input'));")
+        self.wait(a, lambda d: self.text_of(d) == "kept text", "the head again")
+        a.execute_script("const s = document.getElementById('scrub'); s.value = 0; s.dispatchEvent(new Event('input'));")
+        self.wait(a, lambda d: self.text_of(d) is None and "0 of" in d.find_element(By.ID, "scrub-version").text, "version 0 again")
+        self.button(a, "restore").click()
+        self.wait(a, lambda d: self.text_of(d) is None and d.find_element(By.ID, "scrubber").get_attribute("class") == "hidden", "restored to version 0")
+        undo = self.button(a, "undo")
+        self.wait(a, lambda d: undo.text == "Undo Restore Version", "Undo Restore Version (it reads %r)" % undo.text)
+        undo.click()
+        self.wait(a, lambda d: self.text_of(d) == "kept text", "the restore undone")
+        self.assertEqual(self.server.text("scrubbing", "t"), "kept text")
+
+    def test_5_the_start_screen_peek_and_pop(self):
+        self.shared_doc("peeking", "a preview of this")
+        a = self.page("alice")
+        card = self.wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, '.shortcut[data-doc="peeking"]'), "the document among the quick actions")[0]
+        self.assertTrue(a.find_elements(By.XPATH, "//button[contains(., 'New Document')]"), "New Document on the start screen")
+        self.shot(a, "start-screen")
+        ActionChains(a).move_to_element(card).perform()
+        self.wait(a, lambda d: "a preview of this" in d.find_element(By.ID, "peek-preview").text, "the peek preview")
+        a.find_element(By.XPATH, "//div[@id='peek-actions']/button[contains(., 'Pop')]").click()
+        self.wait(a, lambda d: self.text_of(d) == "a preview of this", "pop to open the document")
+        # New Document from the start screen.
+        self.button(a, "home").click()
+        self.wait(a, lambda d: d.find_elements(By.XPATH, "//button[contains(., 'New Document')]"), "the start screen")[0].click()
+        self.wait(a, lambda d: d.find_element(By.ID, "docname").text.startswith("doc-"), "a new document open")
+
+    def test_6_a_server_restarted_while_a_page_types_loses_and_doubles_nothing(self):
+        self.shared_doc("restarting")
+        a = self.page("alice", "restarting")
+        self.wait(a, lambda d: self.text_of(d) == "", "the document")
+        self.type_into(a, "before ")
+        self.wait(a, self.settled, "the first typing committed")
+        self.server.stop()
+        self.wait(a, lambda d: d.find_element(By.ID, "status").text.startswith(("reconnecting", "offline")), "the page to see the server gone")
+        self.type_into(a, "while away ")
+        self.assertIn("kept", a.find_element(By.ID, "status").text, "unsent edits are said to be kept")
+        self.server.start()
+        self.wait(a, lambda d: d.find_element(By.ID, "status").text == "connected", "the page to reconnect", seconds=30)
+        self.type_into(a, "after")
+        self.wait(a, self.settled, "everything committed")
+        self.assertEqual(self.text_of(a), "before while away after")
+        self.assertEqual(self.server.text("restarting", "t"), "before while away after", "nothing lost, nothing doubled")
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=2).result
+    failed = len(result.failures) + len(result.errors)
+    print("%d passed, %d failed" % (result.testsRun - failed, failed))
+    sys.exit(1 if failed else 0)
