@@ -89,6 +89,8 @@ class Server:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=20)
+        if self.proc:
+            self.proc.stdout.close()
 
     def drop(self):
         self.stop()

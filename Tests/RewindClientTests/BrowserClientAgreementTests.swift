@@ -13,17 +13,6 @@ import XCTest
 /// replays through `rewind.js` under node, checking every view. Random pairs of
 /// op lists go through both `transform`s too.
 final class BrowserClientAgreementTests: XCTestCase {
-    struct Splitmix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let root: String = {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }

@@ -8,17 +8,6 @@ import XCTest
 /// sending, committing and delivering, once everything is delivered every
 /// terminal shows exactly the server's document.
 final class LocalDocumentTests: XCTestCase {
-    struct Splitmix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// One terminal: its copy, what it sent and the server has not read, what the server sent it.
     struct Terminal {
         var local = LocalDocument()

@@ -152,27 +152,33 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
+/// A blocking TCP socket connected to 127.0.0.1:`port`, reads timing out after `timeout` s.
+func connectedSocket(port: Int, receiveBuffer: Int32? = nil, timeout: Int) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    if var size = receiveBuffer {
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+    var tv = timeval(tv_sec: timeout, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = in_port_t(UInt16(port).bigEndian)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    guard rc == 0 else { close(fd); throw TestFailure("cannot connect to port \(port)") }
+    return fd
+}
+
 /// A terminal: a blocking TCP client speaking NDJSON, keeping pushes aside
 /// while it waits for a reply.
-final class Terminal {
+final class Terminal: MessageTerminal {
     let fd: Int32
     private var buffer: [UInt8] = []
-    private var nextID: Int64 = 1
+    var nextID: Int64 = 1
     var pushes: [JSONObject] = []
 
     init(port: Int, receiveBuffer: Int32? = nil, timeout: Int = 10) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        if var size = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var tv = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { close(fd); throw TestFailure("cannot connect to port \(port)") }
+        fd = try connectedSocket(port: port, receiveBuffer: receiveBuffer, timeout: timeout)
     }
 
     deinit { close(fd) }
@@ -242,6 +248,35 @@ final class Terminal {
         }
     }
 
+    /// Shares `doc` (this terminal's user must own it); fails the test if refused.
+    func share(_ doc: String, _ user: String, _ role: String? = "editor") throws {
+        let r = try request("share", [("doc", .string(doc)), ("user", .string(user)), ("role", role.map { .string($0) } ?? .null)])
+        guard r["ok"] == true else { throw TestFailure("share refused: \(JSONWriter.string(.object(r)))") }
+    }
+
+    /// Submits and returns the committed version (fails the test on an error reply).
+    @discardableResult
+    func submit(_ doc: String, tx: String, base: Int64, _ ops: [JSON], file: StaticString = #filePath, line: UInt = #line) throws -> Int64 {
+        let r = try request("submit", [("doc", .string(doc)), ("tx", .string(tx)), ("base", .int(base)), ("ops", .array(ops))])
+        guard r["ok"] == true, let v = r["version"]?.intValue else {
+            throw TestFailure("submit failed: \(JSONWriter.string(.object(r)))")
+        }
+        return v
+    }
+}
+
+/// A terminal that sends JSON messages and reads them back, over TCP lines
+/// (`Terminal`) or WebSocket frames (`WebSocketTerminal`): requests matched
+/// by `re`, pushes kept aside until asked for.
+protocol MessageTerminal: AnyObject {
+    var nextID: Int64 { get set }
+    var pushes: [JSONObject] { get set }
+    func send(_ v: JSON)
+    /// The next message, whatever it is.
+    func next() throws -> JSONObject
+}
+
+extension MessageTerminal {
     /// Sends a request and returns its reply; pushes that arrive first are kept in `pushes`.
     @discardableResult
     func request(_ type: String, _ fields: [(String, JSON)] = []) throws -> JSONObject {
@@ -279,21 +314,6 @@ final class Terminal {
         return r
     }
 
-    /// Shares `doc` (this terminal's user must own it); fails the test if refused.
-    func share(_ doc: String, _ user: String, _ role: String? = "editor") throws {
-        let r = try request("share", [("doc", .string(doc)), ("user", .string(user)), ("role", role.map { .string($0) } ?? .null)])
-        guard r["ok"] == true else { throw TestFailure("share refused: \(JSONWriter.string(.object(r)))") }
-    }
-
-    /// Submits and returns the committed version (fails the test on an error reply).
-    @discardableResult
-    func submit(_ doc: String, tx: String, base: Int64, _ ops: [JSON], file: StaticString = #filePath, line: UInt = #line) throws -> Int64 {
-        let r = try request("submit", [("doc", .string(doc)), ("tx", .string(tx)), ("base", .int(base)), ("ops", .array(ops))])
-        guard r["ok"] == true, let v = r["version"]?.intValue else {
-            throw TestFailure("submit failed: \(JSONWriter.string(.object(r)))")
-        }
-        return v
-    }
 }
 
 extension Terminal {

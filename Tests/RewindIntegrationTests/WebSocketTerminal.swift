@@ -7,10 +7,10 @@ import XCTest
 /// tests: it can send what a browser would (masked text frames) and what a
 /// broken or hostile client would (unmasked frames, binary, bad UTF-8,
 /// fragments with control frames between them), and reads frames as they are.
-final class WebSocketTerminal {
+final class WebSocketTerminal: MessageTerminal {
     let fd: Int32
     private var buffer: [UInt8] = []
-    private var nextID: Int64 = 1
+    var nextID: Int64 = 1
     var pushes: [JSONObject] = []
     /// The response to the upgrade: its status line and headers.
     private(set) var status = 0
@@ -28,18 +28,7 @@ final class WebSocketTerminal {
     /// Connects and sends `request` as it is (raw HTTP); reads the response head.
     init(port: Int, rawRequest: String? = nil, path: String = "/ws", headers: [String] = [], key: String = "dGhlIHNhbXBsZSBub25jZQ==",
          timeout: Int = 10, receiveBuffer: Int32? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        if var size = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var tv = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { close(fd); throw TestFailure("cannot connect to port \(port)") }
+        fd = try connectedSocket(port: port, receiveBuffer: receiveBuffer, timeout: timeout)
         let request = rawRequest ?? (["GET \(path) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Upgrade: websocket", "Connection: Upgrade",
                                       "Sec-WebSocket-Key: \(key)", "Sec-WebSocket-Version: 13"] + headers).joined(separator: "\r\n") + "\r\n\r\n"
         sendRaw(Array(request.utf8))
@@ -172,33 +161,5 @@ final class WebSocketTerminal {
         let m = try nextMessage()
         guard let o = try JSONParser.parse(m).objectValue else { throw TestFailure("not an object: \(String(decoding: m.prefix(200), as: UTF8.self))") }
         return o
-    }
-
-    @discardableResult
-    func request(_ type: String, _ fields: [(String, JSON)] = []) throws -> JSONObject {
-        let id = nextID
-        nextID += 1
-        send(.obj([("id", .int(id)), ("type", .string(type))] + fields.map { ($0.0, Optional($0.1)) }))
-        while true {
-            let m = try next()
-            if m["re"] == .int(id) { return m }
-            if m["push"] != nil { pushes.append(m) } else { throw TestFailure("unexpected message \(JSONWriter.string(.object(m)))") }
-        }
-    }
-
-    func push(_ kind: String) throws -> JSONObject {
-        if let i = pushes.firstIndex(where: { $0["push"] == .string(kind) }) { return pushes.remove(at: i) }
-        while true {
-            let m = try next()
-            if m["push"] == .string(kind) { return m }
-            pushes.append(m)
-        }
-    }
-
-    @discardableResult
-    func hello(_ user: String, _ db: TestDatabase) throws -> JSONObject {
-        let r = try request("hello", [("user", .string(user)), ("token", .string(db.tokens[user]!)), ("client", "ws")])
-        guard r["ok"] == true else { throw TestFailure("hello refused: \(JSONWriter.string(.object(r)))") }
-        return r
     }
 }
