@@ -206,14 +206,6 @@ final class Terminal: MessageTerminal {
         return pushes
     }
 
-    func sendRaw(_ bytes: [UInt8]) {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return }
-            sent += n
-        }
-    }
 
     func send(_ v: JSON) { sendRaw(Message.line(v)) }
 
@@ -269,6 +261,7 @@ final class Terminal: MessageTerminal {
 /// (`Terminal`) or WebSocket frames (`WebSocketTerminal`): requests matched
 /// by `re`, pushes kept aside until asked for.
 protocol MessageTerminal: AnyObject {
+    var fd: Int32 { get }
     var nextID: Int64 { get set }
     var pushes: [JSONObject] { get set }
     func send(_ v: JSON)
@@ -277,6 +270,16 @@ protocol MessageTerminal: AnyObject {
 }
 
 extension MessageTerminal {
+    /// Writes bytes as they are, all of them (a line cut short, a frame by hand).
+    func sendRaw(_ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { return }
+            sent += n
+        }
+    }
+
     /// Sends a request and returns its reply; pushes that arrive first are kept in `pushes`.
     @discardableResult
     func request(_ type: String, _ fields: [(String, JSON)] = []) throws -> JSONObject {

@@ -73,14 +73,6 @@ final class WebSocketTerminal: MessageTerminal {
 
     // MARK: Frames
 
-    func sendRaw(_ bytes: [UInt8]) {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return }
-            sent += n
-        }
-    }
 
     /// One frame as a client sends it (masked unless `masked` is false).
     static func encode(opcode: UInt8, _ payload: [UInt8], fin: Bool = true, masked: Bool = true, rsv: UInt8 = 0) -> [UInt8] {
