@@ -17,3 +17,9 @@ GRANT UPDATE (head, seq, head_hash) ON documents TO rewind_server;
 GRANT SELECT, INSERT, UPDATE, DELETE ON access TO rewind_server;
 GRANT SELECT, INSERT ON log TO rewind_server;
 GRANT SELECT, INSERT ON snapshots TO rewind_server;
+-- Quick actions: who edited which document last, kept by a trigger on `log`
+-- (schema/010) that runs as the role appending, and read at `hello`.
+GRANT SELECT, INSERT, UPDATE ON document_editors TO rewind_server;
+-- Every table the server touches is granted above; DeployRoleTests runs the
+-- server as this role through every request type, so a table added without
+-- its grant fails a test rather than a deployment.

@@ -29,6 +29,14 @@ final class TestDatabase {
         for u in users { tokens[u] = try Accounts.addUser(u, db: db) }
     }
 
+    /// The same database as `other`, reached with `conninfo` (another role, say): dropped by `other`.
+    init(reusing other: TestDatabase, conninfo: String) {
+        name = other.name
+        self.conninfo = conninfo
+        db = other.db
+        tokens = other.tokens
+    }
+
     static let repositoryRoot: String = {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
