@@ -98,3 +98,21 @@ final class DeployRoleTests: XCTestCase {
         XCTAssertEqual(try db.eventCount("d"), try db.db.query("SELECT head FROM documents WHERE id = 'd'").int(0, 0).map(Int.init))
     }
 }
+
+/// A test run leaves no database behind (a run used to leave ~120, about 1 GB).
+final class TestHygieneTests: XCTestCase {
+    func count(_ name: String) throws -> Int64 {
+        try Database("dbname=postgres").query("SELECT count(*) FROM pg_database WHERE datname = $1", [name]).int(0, 0) ?? -1
+    }
+
+    func testATestDatabaseIsDroppedWhenTheTestIsDoneWithIt() throws {
+        var db: TestDatabase? = try TestDatabase()
+        let name = db!.name
+        var server: ServerProcess? = try ServerProcess(database: db!)   // holding connections to it
+        XCTAssertEqual(try count(name), 1)
+        server = nil
+        db = nil
+        XCTAssertEqual(try count(name), 0, "\(name) is still there")
+        _ = server
+    }
+}

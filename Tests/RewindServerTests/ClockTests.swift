@@ -1,5 +1,6 @@
 import RewindCore
 @testable import RewindServer
+import RewindStore
 import XCTest
 
 /// Timeouts and rate limits with the server's clock moved on by the test
@@ -60,5 +61,20 @@ final class ClockTests: XCTestCase {
         XCTAssertEqual(try t.request("ping").errorCode, "rate_limited", "no time has passed")
         s.server.advanceClock(by: UInt64(wait))
         XCTAssertTrue(try t.request("ping").isOK, "after retry_after_ms, one more")
+    }
+}
+
+/// A stepped server's database goes with it (the second instance on it leaves it to the first).
+final class SteppedServerHygieneTests: XCTestCase {
+    func testTheDatabaseIsDroppedWithTheServer() throws {
+        var s: SteppedServer? = try SteppedServer()
+        let name = s!.databaseName
+        var second: SteppedServer? = try SteppedServer(sharing: s!)
+        second = nil
+        let admin = try Database("dbname=postgres")
+        XCTAssertEqual(try admin.query("SELECT count(*) FROM pg_database WHERE datname = $1", [name]).int(0, 0), 1, "the second instance left it")
+        s = nil
+        XCTAssertEqual(try admin.query("SELECT count(*) FROM pg_database WHERE datname = $1", [name]).int(0, 0), 0)
+        _ = second
     }
 }

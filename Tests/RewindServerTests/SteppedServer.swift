@@ -17,6 +17,7 @@ final class SteppedServer {
     let db: Database
     let tokens: [String: String]
     let databaseName: String
+    private let ownsDatabase: Bool
     private var port = 0
     private var stopped = false
 
@@ -48,6 +49,7 @@ final class SteppedServer {
             self.tokens = tokens
         }
         databaseName = name
+        ownsDatabase = other == nil
 
         var config = ServerConfig()
         config.port = 0
@@ -62,7 +64,11 @@ final class SteppedServer {
         port = listening.value
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        // A second instance shares the first one's database: the first drops it.
+        if ownsDatabase { try? Database("dbname=postgres").query("DROP DATABASE IF EXISTS \(databaseName) WITH (FORCE)") }
+    }
 
     /// One loop turn, then a short pause for the database and the kernel.
     func turn() {

@@ -28,7 +28,8 @@ final class TamperBelowSnapshotTests: XCTestCase {
     }
 
     func testEntriesBelowTheSnapshotAreCheckedBeforeTheyAreServed() throws {
-        let (_, b) = try twoInstances()
+        let (first, b) = try twoInstances()
+        defer { withExtendedLifetime(first) {} }  // the first instance owns the database
         let alice = try b.terminal("alice")
         // Untouched: catch-up from 0 walks the chain below the snapshot and serves every event.
         let all = try alice.request("open", [("doc", "d"), ("since", 0)])
