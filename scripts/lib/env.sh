@@ -4,10 +4,18 @@
 #   rewind_install_deps     apt-get what is missing (libuv, libpq, wslay, PostgreSQL, pkg-config)
 #   rewind_start_postgres   create (once) and start the project's own cluster; export PG*
 #   rewind_stop_postgres    stop it
+#
+# Two clusters, never one for both: the server a person runs (scripts/run, the
+# benchmarks, scripts/pg) uses .pg/, durable (fsync, synchronous_commit and
+# full_page_writes on); the tests (REWIND_PG_FAST=1, set by scripts/test) use
+# .pg-test/, with those off for speed, on a port and socket of their own. A demo
+# can no longer run on a cluster the tests left without durability.
 #   rewind_build [CONFIG]   swift build; sets REWIND_BIN to the binaries' folder
 
 REWIND_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-REWIND_PG_PORT="${REWIND_PG_PORT:-55432}"
+# Which cluster: decided when a function runs (REWIND_PG_FAST may be set after sourcing).
+pg_name() { if [ "${REWIND_PG_FAST:-0}" = 1 ]; then echo .pg-test; else echo .pg; fi; }
+pg_port() { if [ "${REWIND_PG_FAST:-0}" = 1 ]; then echo "${REWIND_PG_TEST_PORT:-55433}"; else echo "${REWIND_PG_PORT:-55432}"; fi; }
 
 say() { echo "[rewind] $*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -70,14 +78,15 @@ as_pg() {
 # Picks the data folder: .pg/ in the checkout, unless the cluster's user
 # cannot reach it (a clone under root's 0700 home), then a folder it can.
 pg_datadir() {
-    local wanted="$REWIND_ROOT/.pg"
+    local wanted
+    wanted="$REWIND_ROOT/$(pg_name)"
     if [ "$(id -u)" -ne 0 ]; then echo "$wanted"; return; fi
     mkdir -p "$wanted"
     chown postgres "$wanted"
     if runuser -u postgres -- test -w "$wanted" 2>/dev/null; then
         echo "$wanted"
     else
-        local alt="/var/tmp/rewind-pg-$(echo -n "$REWIND_ROOT" | md5sum | cut -c1-8)"
+        local alt="/var/tmp/rewind$(pg_name | tr . -)-$(echo -n "$REWIND_ROOT" | md5sum | cut -c1-8)"
         say "the postgres user cannot reach $wanted (a parent folder is private); using $alt instead"
         mkdir -p "$alt"
         chown postgres "$alt"
@@ -108,7 +117,9 @@ rewind_start_postgres() {
     data="$dir/data"
     log="$dir/postgres.log"
     # Unix socket paths are limited to 107 bytes: keep the socket folder short.
-    sock="/tmp/rewind-$(echo -n "$REWIND_ROOT" | md5sum | cut -c1-8)"
+    sock="/tmp/rewind-$(echo -n "$REWIND_ROOT" | md5sum | cut -c1-8)$([ "$(pg_name)" = .pg-test ] && echo t)"
+    local port
+    port="$(pg_port)"
     mkdir -p "$sock"
     [ "$(id -u)" -eq 0 ] && chown postgres "$sock"
 
@@ -120,24 +131,35 @@ rewind_start_postgres() {
     fi
 
     # Socket only: two checkouts on one machine never fight over a TCP port.
-    local opts="-p $REWIND_PG_PORT -k $sock -c listen_addresses= -c max_connections=300"
+    local opts="-p $port -k $sock -c listen_addresses= -c max_connections=300"
     if [ "${REWIND_PG_FAST:-0}" = 1 ]; then
         # Test-only speed: benchmarks never set this; their commits are durable.
         opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     fi
     if as_pg "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
         say "PostgreSQL already running ($data)"
+        # Started by an older scripts/test with durability off (one cluster served both then): restart it as it should run.
+        local want=on
+        [ "${REWIND_PG_FAST:-0}" = 1 ] && want=off
+        if [ "$(PGHOST="$sock" PGPORT="$port" psql -U rewind -d postgres -qAtX -c "SHOW fsync" 2>/dev/null)" != "$want" ]; then
+            say "restarting it with fsync=$want"
+            without_lock_fds as_pg "$bin/pg_ctl" -D "$data" -l "$log" -m fast -w -t 60 stop >/dev/null
+            without_lock_fds as_pg "$bin/pg_ctl" -D "$data" -l "$log" -o "$opts" -w -t 60 start >/dev/null \
+                || { tail -n 20 "$log" >&2; die "PostgreSQL did not start (log: $log)"; }
+        fi
     else
-        say "starting PostgreSQL on port $REWIND_PG_PORT (socket $sock)"
+        say "starting PostgreSQL on port $port (socket $sock)"
         without_lock_fds as_pg "$bin/pg_ctl" -D "$data" -l "$log" -o "$opts" -w -t 60 start >/dev/null \
             || { tail -n 20 "$log" >&2; die "PostgreSQL did not start (log: $log)"; }
     fi
 
-    export PGHOST="$sock" PGPORT="$REWIND_PG_PORT" PGUSER=rewind PGDATABASE=rewind
+    export PGHOST="$sock" PGPORT="$port" PGUSER=rewind PGDATABASE=rewind
     if [ "$(psql -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'rewind'")" != 1 ]; then
         psql -d postgres -qc "CREATE DATABASE rewind" || die "cannot create the rewind database"
     fi
-    say "PostgreSQL ready: PGHOST=$PGHOST PGPORT=$PGPORT PGUSER=$PGUSER PGDATABASE=$PGDATABASE"
+    local durability
+    durability="$(psql -d postgres -qAtX -c "SELECT 'fsync=' || current_setting('fsync') || ' synchronous_commit=' || current_setting('synchronous_commit') || ' full_page_writes=' || current_setting('full_page_writes')")"
+    say "PostgreSQL ready ($([ "$(pg_name)" = .pg-test ] && echo "the tests' cluster, not durable" || echo "durable"): $durability): PGHOST=$PGHOST PGPORT=$PGPORT PGUSER=$PGUSER PGDATABASE=$PGDATABASE"
 }
 
 rewind_stop_postgres() {

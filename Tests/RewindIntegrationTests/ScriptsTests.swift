@@ -1,0 +1,41 @@
+import Foundation
+import XCTest
+
+/// What the two commands set up, as a person gets it.
+final class ScriptsTests: XCTestCase {
+    /// `bash -c SCRIPT` from the checkout, with `REWIND_PG_FAST` as given (unset: nil); its output.
+    func bash(_ script: String, fast: Bool) throws -> (status: Int32, out: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        p.arguments = ["-c", script]
+        p.currentDirectoryURL = URL(fileURLWithPath: TestDatabase.repositoryRoot)
+        var env = ProcessInfo.processInfo.environment
+        env["REWIND_PG_FAST"] = fast ? "1" : nil
+        p.environment = env
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// The cluster `scripts/run` starts is durable even where `scripts/test`
+    /// (fsync off, for speed) has run: the tests have a cluster of their own.
+    func testTheServerAPersonRunsIsDurableWhateverTheTestsLeftRunning() throws {
+        let wasRunning = try bash("source scripts/lib/env.sh; as_pg \"$(pg_bindir)/pg_ctl\" -D \"$(pg_datadir)/data\" status", fast: false).status == 0
+        let query = "source scripts/lib/env.sh; rewind_start_postgres >/dev/null 2>&1 && psql -d postgres -qAtX -c 'SHOW fsync' && echo \"$PGPORT $(pg_datadir)\""
+        let demo = try bash(query, fast: false)
+        let tests = try bash(query, fast: true)
+        defer {
+            if !wasRunning { _ = try? bash("source scripts/lib/env.sh; rewind_stop_postgres", fast: false) }
+        }
+        XCTAssertEqual(demo.status, 0, demo.out)
+        XCTAssertEqual(demo.out.split(separator: "\n").first, "on", "the demo's cluster: \(demo.out)")
+        XCTAssertEqual(tests.out.split(separator: "\n").first, "off", "the tests' cluster: \(tests.out)")
+        let demoWhere = String(demo.out.split(separator: "\n").last ?? ""), testsWhere = String(tests.out.split(separator: "\n").last ?? "")
+        XCTAssertNotEqual(demoWhere, testsWhere, "two clusters, two ports")
+        XCTAssertTrue(testsWhere.contains(".pg-test") || testsWhere.contains("-pg-test-"), testsWhere)
+    }
+}
