@@ -12,12 +12,18 @@ final class ScriptsTests: XCTestCase {
         var env = ProcessInfo.processInfo.environment
         env["REWIND_PG_FAST"] = fast ? "1" : nil
         p.environment = env
-        let out = Pipe()
+        // A file, not a pipe: a PostgreSQL the script starts may inherit the
+        // descriptor and hold a pipe open for ever (its reader would never see the end).
+        let path = NSTemporaryDirectory() + "rewind-scripts-\(getpid())-\(UUID().uuidString.prefix(8)).out"
+        FileManager.default.createFile(atPath: path, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let out = FileHandle(forWritingAtPath: path)!
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
+        try out.close()
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         return (p.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
