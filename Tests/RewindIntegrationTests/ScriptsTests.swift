@@ -31,7 +31,8 @@ final class ScriptsTests: XCTestCase {
     /// (fsync off, for speed) has run: the tests have a cluster of their own.
     func testTheServerAPersonRunsIsDurableWhateverTheTestsLeftRunning() throws {
         let wasRunning = try bash("source scripts/lib/env.sh; as_pg \"$(pg_bindir)/pg_ctl\" -D \"$(pg_datadir)/data\" status", fast: false).status == 0
-        let query = "source scripts/lib/env.sh; rewind_start_postgres >/dev/null 2>&1 && psql -d postgres -qAtX -c 'SHOW fsync' && echo \"$PGPORT $(pg_datadir)\""
+        // As the scripts run it: `set -euo pipefail` (a failing command anywhere stops them).
+        let query = "set -euo pipefail; source scripts/lib/env.sh; rewind_start_postgres >/dev/null 2>&1; psql -d postgres -qAtX -c 'SHOW fsync' && echo \"$PGPORT $(pg_datadir)\""
         let demo = try bash(query, fast: false)
         let tests = try bash(query, fast: true)
         defer {

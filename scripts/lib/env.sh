@@ -118,7 +118,8 @@ rewind_start_postgres() {
     data="$dir/data"
     log="$dir/postgres.log"
     # Unix socket paths are limited to 107 bytes: keep the socket folder short.
-    sock="/tmp/rewind-$(echo -n "$REWIND_ROOT" | md5sum | cut -c1-8)$([ "$(pg_name)" = .pg-test ] && echo t)"
+    sock="/tmp/rewind-$(echo -n "$REWIND_ROOT" | md5sum | cut -c1-8)"
+    if [ "$(pg_name)" = .pg-test ]; then sock="${sock}t"; fi
     local port
     port="$(pg_port)"
     mkdir -p "$sock"
