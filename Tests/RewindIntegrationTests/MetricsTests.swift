@@ -124,7 +124,7 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(try HTTP.get(port: http, "/").status, 404)
         XCTAssertEqual(try HTTP.exchange(port: http, "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").status, 405)
         XCTAssertEqual(try HTTP.exchange(port: http, "hello there\r\n\r\n").status, 400)
-        XCTAssertEqual(try HTTP.exchange(port: http, "GET /" + String(repeating: "a", count: 9_000)).status, 413)
+        XCTAssertEqual(try HTTP.exchange(port: http, "GET /" + String(repeating: "a", count: 9_000)).status, 431)
         // A head that never ends is answered 408 (after 5 s).
         let start = Date()
         XCTAssertEqual(try HTTP.exchange(port: http, "GET /health HTTP/1.1\r\n").status, 408)

@@ -17,11 +17,13 @@
 public struct ChainAnchors: Sendable {
     public static let spacing: Int64 = 256
 
-    /// Trusted hashes by seq: multiples of `spacing`, the first entry trusted, and the head.
+    /// Trusted hashes by seq: multiples of `spacing` and the first entry trusted.
     private var hashes: [Int64: [UInt8]] = [:]
     /// Every anchor from here up to `head` is known; 0 means from the start of the log.
     public private(set) var lowest: Int64
     public private(set) var head: Int64 = 0
+    /// The head's hash, kept apart: noting a commit touches the table only every `spacing` entries.
+    private var headHash: [UInt8] = []
 
     /// Anchors of a log whose entries from `first` (its hash `hash`) on are
     /// to be noted as the server applies them; `first` 1 with the empty hash
@@ -29,6 +31,7 @@ public struct ChainAnchors: Sendable {
     public init(first seq: Int64, hash: [UInt8]) {
         lowest = seq
         head = seq
+        headHash = hash
         hashes[seq] = hash
     }
 
@@ -41,17 +44,19 @@ public struct ChainAnchors: Sendable {
     /// An entry the server checked (applied as it loaded or followed the log).
     public mutating func note(seq: Int64, hash: [UInt8]) {
         guard seq > head else { return }
-        if head % Self.spacing != 0 && head != lowest { hashes[head] = nil }  // only the newest head is kept between anchors
         head = seq
-        hashes[seq] = hash
+        headHash = hash
+        if seq % Self.spacing == 0 { hashes[seq] = hash }
     }
+
+    private func hash(at seq: Int64) -> [UInt8]? { seq == head ? headHash : hashes[seq] }
 
     /// The nearest anchor before `seq` (whose hash the entry at `seq`'s chain starts from).
     public func before(_ seq: Int64) -> (seq: Int64, hash: [UInt8])? {
         guard seq > lowest else { return nil }
         var s = min(seq - 1, head)
         if s != head && s != lowest { s = max(lowest, s - s % Self.spacing) }
-        guard let h = hashes[s] else { return nil }
+        guard let h = hash(at: s) else { return nil }
         return (s, h)
     }
 
@@ -60,7 +65,7 @@ public struct ChainAnchors: Sendable {
         guard seq <= head, seq >= lowest else { return nil }
         var s = seq
         if s % Self.spacing != 0 && s != lowest { s = min(head, s + Self.spacing - s % Self.spacing) }
-        guard let h = hashes[s] else { return nil }
+        guard let h = hash(at: s) else { return nil }
         return (s, h)
     }
 

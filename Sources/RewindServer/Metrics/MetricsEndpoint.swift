@@ -1,4 +1,5 @@
 import Logging
+import RewindCore
 import RewindLoop
 
 /// `--metrics HOST:PORT`: a tiny HTTP/1.1 server on the server's own loop,
@@ -6,7 +7,7 @@ import RewindLoop
 /// (`GET /health`). Each connection carries one request: its head is read
 /// (at most `maxRequestBytes`, within `requestTimeoutMs`), answered, and the
 /// connection closed (`Connection: close`). Anything else: 404 for another
-/// path, 405 for another method, 400 for what is not HTTP, 413 past the size,
+/// path, 405 for another method, 400 for what is not HTTP, 431 past the size,
 /// 408 past the time.
 final class MetricsEndpoint {
     static let maxRequestBytes = 8 << 10
@@ -50,11 +51,12 @@ final class MetricsEndpoint {
     fileprivate func ended(_ e: Exchange) { exchanges[e.id] = nil }
 
     /// The answer to a complete request head.
-    fileprivate func respond(to head: HTTPRequestHead, _ answer: @escaping (HTTPResponse) -> Void) {
+    fileprivate func respond(to head: HTTPRequest.Head, _ answer: @escaping (HTTPResponse) -> Void) {
         switch head {
         case .needMore: return
-        case let .malformed(why): answer(HTTPResponse(400, why))
-        case let .request(method, path):
+        case let .refused(status, why): answer(HTTPResponse(status, why))
+        case let .request(r, _):
+            let (method, path) = (r.method, r.path)
             guard path == "/metrics" || path == "/health" else { return answer(HTTPResponse(404, "no \(path) here: GET /metrics or GET /health")) }
             guard method == "GET" else { return answer(HTTPResponse(405, "\(path) answers GET only", extraHeaders: "Allow: GET\r\n")) }
             if path == "/metrics" {
@@ -92,13 +94,9 @@ final class MetricsEndpoint {
                 guard let data else { return self.finish(now: true) }
                 guard !self.answered else { return }  // a body or a second request: ignored, the answer says close
                 self.head.append(contentsOf: data)
-                let parsed = HTTPRequestHead.parse(self.head)
-                if parsed == .needMore {
-                    if self.head.count > MetricsEndpoint.maxRequestBytes {
-                        self.answer(HTTPResponse(413, "request head over \(MetricsEndpoint.maxRequestBytes) bytes"))
-                    }
-                    return
-                }
+                // The port's own parser (Web/): bounded, 431 past 8 KiB.
+                let parsed = HTTPRequest.parse(self.head, maxBytes: MetricsEndpoint.maxRequestBytes)
+                if parsed == .needMore { return }
                 self.stream.pauseReading()
                 self.endpoint.respond(to: parsed) { [self] response in self.answer(response) }
             }
@@ -150,7 +148,6 @@ struct HTTPResponse {
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 408: "Request Timeout"
-        case 413: "Content Too Large"
         case 426: "Upgrade Required"
         case 431: "Request Header Fields Too Large"
         case 503: "Service Unavailable"
