@@ -91,10 +91,84 @@ final class ConnectTests: XCTestCase {
                   + "127.0.0.1:\(f.server.port) --user alice nope; echo status=$?", "Enter"])
         let end = try waitFor("c", "the exit status") { $0.range(of: #"status=\d"#, options: .regularExpression) != nil }
         XCTAssertTrue(end.contains("error: not_found: no document \"nope\""), end)
+        XCTAssertTrue(end.contains("ask its owner to share it"), "how sharing works is said:\n\(end)")
         XCTAssertTrue(end.contains("status=1"), end)
 
         let piped = try runRewind(["connect", "127.0.0.1:\(f.server.port)", "--user", "alice", "--token", f.db.tokens["alice"]!, "nope"])
         XCTAssertEqual(piped.status, 2)
         XCTAssertTrue(piped.err.contains("needs a terminal"), piped.err)
+    }
+
+    func testLongTextWrapsAtWordsAndTheBoxScrollsToKeepTheCaretInView() throws {
+        let f = try Fixture(doc: "notes")
+        let words = (0..<40).map { String(format: "word%03d", $0) }.joined(separator: " ")
+        let lines = (1...60).map { "line \($0)" }.joined(separator: "\n")
+        _ = try f.alice.submit("notes", tx: "setup", base: 0, [.obj([("op", "create"), ("node", "body"), ("parent", "root"),
+                                                                    ("kind", "text"), ("frame", [0, 0, 80, 20]), ("focusable", true),
+                                                                    ("text", .string(words + "\n" + lines))])])
+        try start("a", user: "alice", f)
+        // Focusing puts the caret at the end: the box shows the last lines, and
+        // typing lands where the caret is shown.
+        try tmux(["send-keys", "-t", "a", "-l", " END"])
+        let bottom = try waitFor("a", "typing at the last line, in view") { $0.contains("line 60 END") }
+        XCTAssertTrue(bottom.contains("▲"), "more above is marked:\n\(bottom)")
+        XCTAssertNil(bottom.range(of: #"line 3 +[│║▲▼]"#, options: .regularExpression), "the top is scrolled away:\n\(bottom)")
+        let owner = try f.terminal("alice", client: "check")
+        let text = try owner.request("open", [("doc", "notes")])["state"]?.objectValue?["nodes"]?.objectValue?["body"]?.objectValue?["text"]?.stringValue
+        XCTAssertTrue(text?.hasSuffix("\nline 60 END") == true, "the edit went where the caret was shown: \(text ?? "nil")")
+
+        // Up to the first line: the box scrolls back. 40 words of 7 letters and a
+        // space do not fill the lines evenly: a wrap by characters would cut some in two.
+        try tmux(["send-keys", "-t", "a", "-N", "70", "Up"])
+        let top = try waitFor("a", "the top again") { $0.contains("word000") }
+        for i in 0..<40 { XCTAssertTrue(top.contains(String(format: "word%03d", i)), "word \(i) whole on the screen:\n\(top)") }
+        XCTAssertTrue(top.contains("▼"), "more below is marked:\n\(top)")
+        XCTAssertFalse(top.contains("line 60 END"), top)
+        try tmux(["send-keys", "-t", "a", "-l", "TOP "])
+        try waitFor("a", "typing at the top") { $0.contains("TOP word000") }
+    }
+
+    func testF1ShowsTheKeysAndAnyKeyClosesThem() throws {
+        let f = try Fixture(doc: "notes")
+        _ = try f.alice.submit("notes", tx: "setup", base: 0, [.obj([("op", "create"), ("node", "body"), ("parent", "root"),
+                                                                    ("kind", "text"), ("frame", [0, 0, 80, 20]), ("focusable", true)])])
+        try start("a", user: "alice", f)
+        try waitFor("a", "F1 in the key line") { $0.contains("F1 Help") }
+        try tmux(["send-keys", "-t", "a", "F1"])
+        let help = try waitFor("a", "the keys") { $0.contains(" Keys ") }
+        for (key, _) in [("Ctrl-Z / Ctrl-Y", ""), ("Ctrl-S", ""), ("Tab", ""), ("Ctrl-Q, Ctrl-C", "")] {
+            XCTAssertTrue(help.contains(key), "\(key) explained:\n\(help)")
+        }
+        try tmux(["send-keys", "-t", "a", "Escape"])
+        try waitFor("a", "the help gone") { !$0.contains(" Keys ") }
+        // The key that closed the help typed nothing; `?` in a focused text is text.
+        try tmux(["send-keys", "-t", "a", "-l", "why?"])
+        let typed = try waitFor("a", "a question mark typed") { $0.contains("why?") }
+        XCTAssertFalse(typed.contains(" Keys "), typed)
+    }
+
+    func testAnUnreachableServerEndsWithStatus1AfterTheTimeout() throws {
+        // A port nobody listens on: bound, then closed.
+        let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var a = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &len) } }
+        let port = Int(UInt16(bigEndian: a.sin_port))
+        close(s)
+        try tmux(["new-session", "-d", "-s", "u", "-x", "100", "-y", "30"])
+        let began = Date()
+        try tmux(["send-keys", "-t", "u", "REWIND_TOKEN=x '\(ServerProcess.binDirectory)/rewind' connect 127.0.0.1:\(port) "
+                  + "--user alice --connect-timeout 2 notes; echo status=$?", "Enter"])
+        let end = try waitFor("u", "the exit status", timeout: 15) { $0.range(of: #"status=\d"#, options: .regularExpression) != nil }
+        XCTAssertLessThan(Date().timeIntervalSince(began), 12)
+        XCTAssertTrue(end.contains("status=1"), end)
+        XCTAssertTrue(end.contains("error: unreachable: no answer from 127.0.0.1:\(port) within 2 s"), end)
+    }
+
+    func testHostAndPortAloneIsNotTakenForTheDocument() throws {
+        let r = try runRewind(["connect", "127.0.0.1:7878", "--user", "alice", "--token", "x"])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.err.contains("127.0.0.1:7878 is HOST:PORT, and the document is missing"), r.err)
     }
 }

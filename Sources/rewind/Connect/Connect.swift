@@ -15,14 +15,20 @@ struct Connect: ParsableCommand {
             Keys: typing, Enter, Backspace, Delete, arrows, Home, End edit the focused text
             node; Tab focuses the next focusable node; Ctrl-Z undo; Ctrl-Y redo; Ctrl-S
             shake (the "Undo …?" prompt appears); in a prompt, 1–9 choose an action, Esc
-            cancels; Ctrl-Q (or Ctrl-C) quits and puts the terminal back as it was.
+            cancels; F1 (or `?` when no text is focused) shows the keys; Ctrl-Q (or Ctrl-C)
+            quits and puts the terminal back as it was. Text wraps at words and the box
+            scrolls to keep your caret in view (▲/▼ on its edge: more above or below).
 
             It reconnects by itself (open since the version it holds; edits not yet
             committed are sent again with their tx). The token comes from --token, else
             REWIND_TOKEN (a token on the command line is visible to other local users).
 
+            A server that cannot be reached at all is given up after --connect-timeout
+            seconds. You can open a document you own or one shared with you: its owner
+            shares it (the `share` request, or `rewind admin grant DOC USER editor`).
+
             Exit status: 0 quit; 1 the server refused (bad token, no such document, no
-            access); 2 usage, or not run in a terminal.
+            access) or could not be reached; 2 usage, or not run in a terminal.
             """)
 
     @Argument(help: "HOST:PORT of a rewind-server (default 127.0.0.1:7878, or REWIND_CONNECT), then the document.")
@@ -37,9 +43,15 @@ struct Connect: ParsableCommand {
     var locale: String?
     @Flag(help: "Create the document (with one text node) if it does not exist.")
     var create = false
+    @Option(help: "Seconds to keep trying a server that was never reached before exiting 1.")
+    var connectTimeout: Double = 10
 
     func validate() throws {
         guard (1...2).contains(arguments.count) else { throw ValidationError("give the document, optionally after HOST:PORT") }
+        if arguments.count == 1, Self.address(arguments[0]) != nil {
+            throw ValidationError("\(arguments[0]) is HOST:PORT, and the document is missing: rewind connect \(arguments[0]) DOC")
+        }
+        guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be more than 0 seconds") }
         if arguments.count == 2, Self.address(arguments[0]) == nil { throw ValidationError("\(arguments[0]) is not HOST:PORT") }
         if token ?? env("REWIND_TOKEN") == nil { throw ValidationError("--token (or REWIND_TOKEN) is required") }
     }
@@ -61,14 +73,31 @@ struct Connect: ParsableCommand {
                                             locale: locale)
         if create { try DocumentCreation.ensure(host: host, port: port, options: options) }
         let terminal = try Terminal()
-        let app = ConnectApp(client: RewindClient(host: host, port: port, options: options), terminal: terminal)
+        let app = ConnectApp(client: RewindClient(host: host, port: port, options: options), terminal: terminal,
+                             connectTimeoutMs: Int64(connectTimeout * 1000))
         terminal.enter()
         let outcome = app.run()
         terminal.restore()
-        if case let .refused(e) = outcome {
+        switch outcome {
+        case .quit:
+            return
+        case let .refused(e):
             printError("error: \(e.code): \(e.message)\n")
-            throw ExitCode(1)
+            if e.code == "not_found", e.message.hasPrefix("no document") {
+                printError("""
+                      what to do: check the name. You can open the documents you own and those shared
+                      with you: ask its owner to share it with you (the owner's `share` request, or
+                      `rewind admin grant \(doc) \(user) editor` on the server's host), or make your own
+                      with --create.
+
+                    """)
+            }
+        case let .unreachable(reason):
+            printError("error: unreachable: no answer from \(host):\(port) within \(connectTimeout == connectTimeout.rounded() ? String(Int(connectTimeout)) : String(connectTimeout)) s (\(reason))\n"
+                       + "  what to do: check that rewind-server runs there (scripts/run starts one on 127.0.0.1:7878), "
+                       + "or give another HOST:PORT (or set REWIND_CONNECT)\n")
         }
+        throw ExitCode(1)
     }
 }
 

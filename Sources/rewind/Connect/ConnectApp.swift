@@ -6,7 +6,7 @@ import RewindCore
 /// server's socket, a redraw when something changed, keys turned into edits
 /// and requests of the client.
 final class ConnectApp {
-    enum Outcome { case quit, refused(ClientError) }
+    enum Outcome { case quit, refused(ClientError), unreachable(String) }
 
     private let client: RewindClient
     private let terminal: Terminal
@@ -18,9 +18,14 @@ final class ConnectApp {
     private var everReady = false
     private var session: ClientSession { client.session }
 
-    init(client: RewindClient, terminal: Terminal) {
+    /// How long to keep trying a server never reached, in ms.
+    private let connectTimeoutMs: Int64
+    private let started = RewindClient.now()
+
+    init(client: RewindClient, terminal: Terminal, connectTimeoutMs: Int64) {
         self.client = client
         self.terminal = terminal
+        self.connectTimeoutMs = connectTimeoutMs
         view = DocumentView(doc: client.session.options.doc, user: client.session.options.user, connection: "connecting")
         client.onChange = { [unowned self] change in self.changed(change) }
     }
@@ -29,6 +34,12 @@ final class ConnectApp {
         while !quit {
             let wait = client.tick()
             if case let .closed(e) = session.status, !everReady { return .refused(e) }
+            // A server never reached is given up after the timeout (one that was
+            // reached and went away is waited for: it comes back).
+            if !everReady, case let .disconnected(reason) = session.status,
+               RewindClient.now() - started >= connectTimeoutMs {
+                return .unreachable(reason)
+            }
             var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
             if let d = client.descriptor { fds.append(d) }
             if dirty { draw() }
@@ -65,6 +76,10 @@ final class ConnectApp {
                 view.connection = "connected"
                 if !everReady { everReady = true; focusFirst() }
             case let .disconnected(reason):
+                guard everReady else {
+                    view.message = ("cannot reach the server yet (\(reason)); trying again…", true)
+                    break
+                }
                 view.connection = "reconnecting"
                 view.message = ("connection lost (\(reason)); reconnecting…", true)
             case let .closed(e):
@@ -83,6 +98,8 @@ final class ConnectApp {
     private func press(_ k: KeyPress) {
         dirty = true
         if k == .ctrl("q") || k == .ctrl("c") { quit = true; return }
+        if view.showsHelp { view.showsHelp = false; return }
+        if k == .f1 || (k == .text("?") && selection == nil) { view.showsHelp = true; return }
         if let p = DocumentView.shownPrompt(session.prompts) { return answer(p, k) }
         view.message = nil
         switch k {

@@ -10,6 +10,10 @@ struct DocumentView {
     var user: String
     var connection: String
     var message: (text: String, isError: Bool)?
+    /// The keys, drawn over everything (F1, or `?` with nothing focused).
+    var showsHelp = false
+    /// Each text node's first visible line.
+    private(set) var scroll: [Key: Int] = [:]
 
     /// Colours for others' terminals, by a stable hash of their client id.
     static func color(for client: String) -> UInt8 {
@@ -31,7 +35,7 @@ struct DocumentView {
         let st = s.promptState
         var x = 0
         for (key, label, enabled) in [("^Z", st.undoTitle, st.canUndo), ("^Y", st.redoTitle, st.canRedo),
-                                      ("^S", "Shake", true), ("Tab", "Focus", true), ("^Q", "Quit", true)] {
+                                      ("^S", "Shake", true), ("Tab", "Focus", true), ("F1", "Help", true), ("^Q", "Quit", true)] {
             c.text(x, rows - 1, key, Cell(inverse: true), maxWidth: max(0, cols - x))
             x += key.count
             let item = " \(label)  "
@@ -39,6 +43,7 @@ struct DocumentView {
             x += item.count
         }
         if let p = Self.shownPrompt(s.prompts) { drawPrompt(p, into: &c) }
+        if showsHelp { drawHelp(into: &c) }
         return c
     }
 
@@ -49,7 +54,7 @@ struct DocumentView {
 
     // MARK: Nodes
 
-    private func drawDocument(_ s: ClientSession, into c: inout Canvas, top: Int, height: Int) {
+    private mutating func drawDocument(_ s: ClientSession, into c: inout Canvas, top: Int, height: Int) {
         let d = s.document.view
         var origin: [Key: (Double, Double)] = [Document.rootID: (0, 0)]
         var order: [Key] = []
@@ -83,7 +88,7 @@ struct DocumentView {
         }
     }
 
-    private func drawNode(_ n: Node, _ s: ClientSession, x: Int, y: Int, w: Int, h: Int, into c: inout Canvas) {
+    private mutating func drawNode(_ n: Node, _ s: ClientSession, x: Int, y: Int, w: Int, h: Int, into c: inout Canvas) {
         guard w >= 2, h >= 2 else { return }
         let focused = s.focused == n.id
         let style = Cell(color: focused ? 33 : 0, bold: focused)
@@ -98,31 +103,65 @@ struct DocumentView {
             c.text(labelX, y + h - 1, label, Cell(color: Self.color(for: p.client), bold: true), maxWidth: max(0, x + w - 1 - labelX))
             labelX += label.count
         }
-        // Text, wrapped to the box; the caret and others' carets as coloured cells.
+        // Text, wrapped at words to the box and scrolled so that my caret stays in it.
         var mine: ClosedRange<Int>?
         if focused, let sel = s.document.selection, sel.node == n.id { mine = sel.start...max(sel.start, sel.end) }
         let innerW = w - 2, innerH = h - 2
         guard innerW > 0, innerH > 0 else { return }
-        var col = 0, row = 0
+        let wrap = TextWrap(n.text, width: innerW)
+        var top = scroll[n.id] ?? 0
+        if let m = mine {
+            top = wrap.scroll(top, toShow: wrap.place(m.lowerBound).row, height: innerH)
+        } else {
+            top = min(top, max(0, wrap.lines.count - innerH))
+        }
+        scroll[n.id] = top
         func mark(_ i: Int) -> Cell? {
             if let m = mine, m.contains(i), i == m.lowerBound || i < m.upperBound { return Cell(inverse: true) }
             if let p = others.first(where: { $0.start == i }) { return Cell(color: Self.color(for: p.client), inverse: true) }
             return nil
         }
-        for (i, scalar) in n.text.enumerated() {
-            if row >= innerH { return }
-            if scalar == "\n" {
-                if let m = mark(i) { c.put(x + 1 + col, y + 1 + row, " ", m) }
-                col = 0; row += 1
-                continue
+        for row in 0..<innerH where top + row < wrap.lines.count {
+            let line = wrap.lines[top + row]
+            for (col, i) in line.enumerated() {
+                c.put(x + 1 + col, y + 1 + row, Character(n.text[i]), mark(i) ?? Cell())
             }
-            if col >= innerW { col = 0; row += 1; if row >= innerH { return } }
-            c.put(x + 1 + col, y + 1 + row, Character(scalar), mark(i) ?? Cell())
-            col += 1
+            // The cell after a paragraph's last character: a caret there, or the newline selected.
+            let next = top + row + 1
+            if next == wrap.lines.count || wrap.lines[next].lowerBound != line.upperBound, let m = mark(line.upperBound) {
+                c.put(x + 1 + line.count, y + 1 + row, " ", m)
+            }
         }
-        if row < innerH, let m = mark(n.text.count) {
-            if col >= innerW { col = 0; row += 1 }
-            if row < innerH { c.put(x + 1 + col, y + 1 + row, " ", m) }
+        // More above or below: arrows on the right edge.
+        if top > 0 { c.put(x + w - 1, y + 1, "▲", style) }
+        if top + innerH < wrap.lines.count { c.put(x + w - 1, y + h - 2, "▼", style) }
+    }
+
+    // MARK: Help
+
+    static let helpLines: [(String, String)] = [
+        ("typing, Enter", "edit the focused text node (your caret is the inverse cell)"),
+        ("Backspace, Delete", "remove before / after the caret"),
+        ("arrows, Home, End", "move the caret; the box scrolls to keep it in view"),
+        ("Tab", "focus the next focusable node"),
+        ("Ctrl-Z / Ctrl-Y", "undo / redo your own edits (the bottom line says what)"),
+        ("Ctrl-S", "shake: the \"Undo …?\" prompt"),
+        ("1–9, Esc", "in a prompt: choose an action, cancel"),
+        ("F1 (or ? unfocused)", "this help; any key closes it"),
+        ("Ctrl-Q, Ctrl-C", "quit, the terminal as it was"),
+    ]
+
+    private func drawHelp(into c: inout Canvas) {
+        let keyWidth = Self.helpLines.map { $0.0.count }.max()! + 2
+        let width = min(c.cols - 2, keyWidth + Self.helpLines.map { $0.1.count }.max()! + 4)
+        let height = Self.helpLines.count + 4
+        let x = max(0, (c.cols - width) / 2), y = max(1, (c.rows - height) / 2)
+        c.fill(x, y, width, height)
+        c.box(x, y, width, height, Cell(bold: true), double: true)
+        c.text(x + 2, y, " Keys ", Cell(bold: true), maxWidth: width - 4)
+        for (i, (key, what)) in Self.helpLines.enumerated() {
+            c.text(x + 2, y + 2 + i, key, Cell(bold: true), maxWidth: width - 4)
+            c.text(x + 2 + keyWidth, y + 2 + i, what, Cell(), maxWidth: max(0, width - 4 - keyWidth))
         }
     }
 

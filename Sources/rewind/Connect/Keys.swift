@@ -3,6 +3,7 @@ enum KeyPress: Equatable {
     case text(String)
     case enter, tab, backspace, delete, escape
     case left, right, up, down, home, end
+    case f1
     case ctrl(Character)   // "z", "y", "s", "q", "c", …
 }
 
@@ -71,6 +72,7 @@ struct KeyDecoder {
         case "H", "1~", "7~": return .home
         case "F", "4~", "8~": return .end
         case "3~": return .delete
+        case "P", "11~", "[A": return .f1   // xterm, VT, Linux console
         default: return nil
         }
     }
