@@ -353,13 +353,16 @@ public final class Server {
             leaveDocument(c, d.id)
             c.push(SharedBytes(Message.push("closed", [("doc", .string(d.id)), ("reason", "internal")])))
         }
-        if documents[d.id] === d { documents[d.id] = nil }
+        if documents[d.id] === d { documents[d.id] = nil; promptBoard.forget(doc: d.id) }
     }
 
     /// Keeps loaded documents while anyone uses them; past a few hundred
     /// loaded, idle ones are dropped and read from the log again when needed.
     func documentMayBeIdle(_ d: DocumentRuntime) {
-        if d.isIdle && documents.count > 256 && documents[d.id] === d { documents[d.id] = nil }
+        if d.isIdle && documents.count > 256 && documents[d.id] === d {
+            documents[d.id] = nil
+            promptBoard.forget(doc: d.id)
+        }
         if shuttingDown { finishShutdownIfDone() }
     }
 

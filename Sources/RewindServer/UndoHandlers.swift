@@ -157,7 +157,7 @@ extension Server {
         for conflict in conflicts.arrayValue ?? [] {
             if let n = conflict.objectValue?["user"]?.stringValue, !names.contains(n) { names.append(n) }
         }
-        let prompt = UndoPrompts.conflict(id: newPromptID(), kind: o.kind, action: action, names: names, conflicts: conflicts, locale: c.locale)
+        let prompt = UndoPrompts.conflict(id: newPromptID(doc: d.id), kind: o.kind, action: action, names: names, conflicts: conflicts, locale: c.locale)
         let answer: PromptAnswer = { [unowned self] answer, c, r in
             guard let r else { return }  // cancelled: the undo is dropped
             guard answer != Prompt.ActionID.cancel else { return c.reply(Message.reply(r.id)) }

@@ -52,3 +52,29 @@ final class PromptBoardTests: XCTestCase {
         XCTAssertEqual(board.presented(1, doc: "d"), ["a"])
     }
 }
+
+/// Prompt ids: counted per document, so a written-down session can name the
+/// first prompt of its new document whatever the server showed before.
+final class PromptIDTests: XCTestCase {
+    private func prompt(_ id: String) -> Prompt {
+        UndoPrompts.error(id: id, RewindError(.badRequest, "x"), request: "submit", re: 1, locale: "en")
+    }
+
+    func testIdsAreCountedPerDocumentAndNeverRepeatWhileHeld() throws {
+        var board = PromptBoard()
+        XCTAssertEqual(board.newID(), "p1")
+        XCTAssertEqual(board.newID(doc: "a"), "a:p1")
+        XCTAssertEqual(board.newID(doc: "b"), "b:p1", "another document starts at 1 too")
+        XCTAssertEqual(board.newID(doc: "a"), "a:p2")
+        XCTAssertEqual(board.newID(), "p2")
+        _ = try board.present(prompt("a:p3"), doc: "a", to: [1])
+        board.forget(doc: "a")
+        XCTAssertEqual(board.newID(doc: "a"), "a:p4", "a held prompt keeps its document's count, and its id is skipped")
+        _ = board.dismiss("a:p3")
+        board.forget(doc: "a")
+        XCTAssertEqual(board.newID(doc: "a"), "a:p1", "an unloaded document with nothing held starts again")
+        // Even counting again, an id still held is never given twice.
+        _ = try board.present(prompt("c:p1"), doc: "c", to: [2])
+        XCTAssertEqual(board.newID(doc: "c"), "c:p2")
+    }
+}

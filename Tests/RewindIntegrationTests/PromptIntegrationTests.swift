@@ -206,7 +206,7 @@ final class PromptIntegrationTests: XCTestCase {
             ["id": 102, "type": "focus", "doc": "d", "node": "t"],
             ["id": 103, "type": "select", "doc": "d", "node": "t", "start": 2],
             ["id": 104, "type": "motion", "doc": "d", "motion": "shake"],
-            ["id": 105, "type": "respond", "prompt": "p1", "action": "undo"],
+            ["id": 105, "type": "respond", "prompt": "d:p1", "action": "undo"],
         ]
         let replies = try a.pipeline(lines)
         for id in 99...104 as ClosedRange<Int64> { ok(replies[id]!) }

@@ -5,12 +5,13 @@ import XCTest
 // README example begin
 import RewindClient
 
-/// Types "Hi " at the start of text node `t` of document `hello`, as alice
-/// (her token from `scripts/run`), and returns the text once it is committed.
-func typeHi(port: Int, token: String) throws -> String {
+/// Types "Hi " at the start of text node `t` of document `doc` (the `nc`
+/// session's, say), as alice (her token from `scripts/run`), and returns the
+/// text once it is committed.
+func typeHi(port: Int, token: String, doc: String) throws -> String {
     struct Failed: Error { let message: String }
     let client = RewindClient(host: "127.0.0.1", port: port,
-                              options: .init(user: "alice", token: token, doc: "hello", client: "notes-app-1"))
+                              options: .init(user: "alice", token: token, doc: doc, client: "notes-app-1"))
     var failure: String?
     client.onChange = { change in
         switch change {
@@ -45,7 +46,7 @@ final class ReadmeExampleTests: XCTestCase {
         XCTAssertTrue(try alice.request("create_doc", [("doc", "hello")]).isOK)
         try alice.submit("hello", tx: "t1", base: 0, [.obj([("op", "create"), ("node", "t"), ("parent", "root"), ("kind", "text"),
                                                             ("frame", [0, 0, 200, 20]), ("focusable", true), ("text", "Hello")])])
-        XCTAssertEqual(try typeHi(port: server.port, token: db.tokens["alice"]!), "Hi Hello")
+        XCTAssertEqual(try typeHi(port: server.port, token: db.tokens["alice"]!, doc: "hello"), "Hi Hello")
         XCTAssertEqual(try db.db.query("SELECT count(*) FROM events WHERE doc = 'hello'").int(0, 0), 2)
 
         let file = try String(contentsOfFile: #filePath, encoding: .utf8)

@@ -97,7 +97,7 @@ final class OrderingTests: XCTestCase {
         XCTAssertEqual(r[2]["actions"]?.objectValue?["undo"]?.objectValue?["title"], "Undo Seed", "validate sees the rename before it")
         XCTAssertEqual(r[3]["action"], "Seed")
         XCTAssertEqual(r[4]["version"], 3, "the redo follows the undo: \(r[4])")
-        XCTAssertEqual(r[5]["prompt"], "p1", "the shake sees the redone group on top: \(r[5])")
+        XCTAssertEqual(r[5]["prompt"], "d:p1", "the shake sees the redone group on top: \(r[5])")
         XCTAssertEqual(r[7]["undo"], [], "history behind clear_history: \(r[7])")
     }
 
@@ -146,10 +146,10 @@ final class OrderingTests: XCTestCase {
         let ids = alice.pipeline([
             ("submit", [("doc", "d"), ("tx", "t"), ("base", 1), ("ops", .array(Self.insert("note", "typed"))), ("action", "Typing")]),
             ("motion", [("doc", "d"), ("motion", "shake")]),
-            ("respond", [("prompt", "p1"), ("action", "undo")]),
+            ("respond", [("prompt", "d:p1"), ("action", "undo")]),
         ])
         let r = try replies(alice, ids)
-        XCTAssertEqual(r[1]["prompt"], "p1", "\(r[1])")
+        XCTAssertEqual(r[1]["prompt"], "d:p1", "\(r[1])")
         XCTAssertTrue(r[2].isOK, "the answer found the prompt: \(r[2])")
         XCTAssertEqual(r[2]["version"], 3, "and undid the typing")
         XCTAssertEqual(try s.eventCount("d"), 3)

@@ -27,15 +27,36 @@ public struct PromptBoard: Sendable {
     public private(set) var held: [String: Held] = [:]
     private var queues: [Int: PromptQueue] = [:]
     private var nextNumber = 1
+    /// The last number given in each document with prompts (see `newID`).
+    private var lastInDocument: [String: Int] = [:]
     /// Prompts that may wait per level on one terminal.
     public let waitingLimit: Int
 
     public init(waitingLimit: Int = 16) { self.waitingLimit = waitingLimit }
 
-    /// A fresh prompt id: `p1`, `p2`, … for the life of the server.
-    public mutating func newID() -> String {
-        defer { nextNumber += 1 }
-        return "p\(nextNumber)"
+    /// A fresh prompt id. About a document: `DOC:p1`, `DOC:p2`, … counted in
+    /// that document, so the first prompt of a new document is `DOC:p1` on any
+    /// server, whatever others have shown (a session written down, like the
+    /// README's, can answer it). About none: `p1`, `p2`, … for the server's
+    /// life. The two never meet: the first ends in `:p` and digits after the
+    /// document's id, the second has no `:`.
+    public mutating func newID(doc: String? = nil) -> String {
+        guard let doc else {
+            defer { nextNumber += 1 }
+            return "p\(nextNumber)"
+        }
+        var n = lastInDocument[doc, default: 0]
+        repeat { n += 1 } while held["\(doc):p\(n)"] != nil
+        lastInDocument[doc] = n
+        return "\(doc):p\(n)"
+    }
+
+    /// Forgets a document's count once nothing about it is held (it was
+    /// unloaded): numbers start again at 1 the next time, and the count of
+    /// every document ever prompted does not stay in memory.
+    public mutating func forget(doc: String) {
+        guard lastInDocument[doc] != nil, !held.values.contains(where: { $0.doc == doc }) else { return }
+        lastInDocument[doc] = nil
     }
 
     public func queue(of terminal: Int) -> PromptQueue { queues[terminal] ?? PromptQueue(limit: waitingLimit) }

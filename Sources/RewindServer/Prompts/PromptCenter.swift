@@ -11,7 +11,7 @@ typealias PromptAnswer = (_ action: String, _ c: Connection, _ r: Request?) -> V
 /// here its effects become pushes, and answers run. Any part of the server
 /// presents one with `present` and never needs to know what the terminal shows now.
 extension Server {
-    func newPromptID() -> String { promptBoard.newID() }
+    func newPromptID(doc: String?) -> String { promptBoard.newID(doc: doc) }
 
     /// Presents `prompt` to each of `terminals` (shown where its level is free,
     /// else waiting); `answer` runs when it is answered or cancelled. All or
@@ -80,8 +80,8 @@ extension Server {
 
     /// An error prompt for a request rejected for its content (hello `error_prompts: true`).
     func presentErrorPrompt(_ e: RewindError, for r: Request, to c: Connection) {
-        let prompt = UndoPrompts.error(id: newPromptID(), e, request: r.type, re: r.id, locale: c.locale)
         let doc = r.body["doc"]?.stringValue.flatMap { c.openDocuments.contains($0) ? $0 : nil }
+        let prompt = UndoPrompts.error(id: newPromptID(doc: doc), e, request: r.type, re: r.id, locale: c.locale)
         do throws(RewindError) {
             try present(prompt, doc: doc, to: [c]) { _, c, r in if let r { c.reply(Message.reply(r.id)) } }
         } catch {

@@ -26,7 +26,7 @@ extension Server {
             let undo = d.history.topUndo(user: user, scope: scope), redo = d.history.topRedo(user: user, scope: scope)
             let tops = UndoPrompts.Tops(undo: undo.map { (group: $0.key.id, action: $0.action) },
                                         redo: redo.map { (group: $0.key.id, action: $0.action) })
-            guard let prompt = UndoPrompts.shake(id: self.newPromptID(), tops, locale: c.locale) else {
+            guard let prompt = UndoPrompts.shake(id: self.newPromptID(doc: d.id), tops, locale: c.locale) else {
                 return c.reply(Message.reply(r.id, [("prompt", .null)]))
             }
             let answer: PromptAnswer = { [unowned self] answer, c, r in
