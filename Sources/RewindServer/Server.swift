@@ -82,7 +82,7 @@ public final class Server {
         notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access", "rewind_log", "rewind_presence", "rewind_editors"],
                                       instance: instance, timeouts: config.databaseTimeouts, logger: logger)
         connectionCap = config.maxConnections
-        metrics = config.metricsAddress == nil ? nil : ServerMetrics()
+        metrics = config.metricsAddress == nil ? nil : ServerMetrics(version: serverName)
         if let metrics {
             store.onBatchAnswered = { entries, nanoseconds in metrics.batchAnswered(entries: entries, nanoseconds: nanoseconds) }
         }

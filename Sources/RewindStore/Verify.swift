@@ -18,6 +18,9 @@ public enum Verify {
         public var seq: Int64?
         public var version: Int64?
         public var what: String
+        /// The document is not in the database at all (a typo, most likely), rather than broken.
+        public var isMissing: Bool { seq == nil && what == Self.missing }
+        static let missing = "no such document"
         public var description: String {
             "\(doc)" + (seq.map { " entry \($0)" } ?? "") + (version.map { " (version \($0))" } ?? "") + ": \(what)"
         }
@@ -71,7 +74,7 @@ public enum Verify {
         let head = try db.query("SELECT seq, head, head_hash FROM documents WHERE id = $1", [doc])
         guard head.count == 1, let headSeq = head.int(0, 0), let headVersion = head.int(0, 1),
               let headHash = head[0, 2].flatMap(LogRows.bytea)
-        else { return Problem(doc: doc, what: "no such document") }
+        else { return Problem(doc: doc, what: Problem.missing) }
         let snapshotRows = try db.query("SELECT seq, hash, digest, state FROM snapshots WHERE doc = $1 ORDER BY seq", [doc])
         var snapshots: [(seq: Int64, hash: [UInt8], digest: [UInt8], state: String)] = snapshotRows.values.compactMap { r in
             guard let s = r[0].flatMap({ Int64($0) }), let h = r[1].flatMap(LogRows.bytea), let d = r[2].flatMap(LogRows.bytea), let t = r[3]

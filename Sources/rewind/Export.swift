@@ -31,7 +31,7 @@ extension Admin {
         var docs: [String] = []
         @Flag(help: "Export every document.")
         var all = false
-        @Option(help: "Export each document up to this version (its events up to it and the marks that follow them).")
+        @Option(parsing: .unconditional, help: "Export each document up to this version (its events up to it and the marks that follow them).")
         var to: Int64?
         @Option(help: "Write to this file instead of standard output.")
         var out: String?

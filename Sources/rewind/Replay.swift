@@ -16,8 +16,12 @@ extension Admin {
         @OptionGroup var db: DatabaseOptions
         @Argument(help: "The document id.")
         var doc: String
-        @Option(help: "Stop at this version (0 = empty document).")
+        @Option(parsing: .unconditional, help: "Stop at this version (0 = empty document).")
         var to: Int64?
+
+        func validate() throws {
+            if let to, to < 0 { throw ValidationError("--to must be 0 or more (0 = the empty document)") }
+        }
 
         func run() throws {
             let database = try db.connect()
@@ -26,6 +30,8 @@ extension Admin {
                 let ledger = try RewindStore.Replay.document(doc, to: to, db: database) { progress.update($0, of: $1) }
                 progress.finish()
                 print(JSONWriter.string(.obj([("doc", .string(doc)), ("version", .int(ledger.version)), ("state", ledger.document.json)])))
+            } catch where error.code == .version {
+                throw Failure(error, advice: "give --to between 0 and the document's head: `rewind admin replay \(doc)` without --to prints the head's version")
             } catch { throw Failure(error) }
         }
     }

@@ -18,10 +18,14 @@ extension Admin {
         @Argument(help: "The user's name.")
         var user: String
         @Argument(help: "editor or viewer.")
-        var role: String
+        var role: GrantedRole
+
+        enum GrantedRole: String, ExpressibleByArgument, CaseIterable {
+            case editor, viewer
+        }
 
         func run() throws {
-            guard let r = Role(rawValue: role), r != .owner else { throw ValidationError("ROLE must be editor or viewer") }
+            let r = Role(rawValue: role.rawValue)!
             let database = try db.connect()
             do { _ = try AccessRows.share(doc: doc, user: user, role: r, db: database) } catch { throw Failure(error) }
             print("\(user) is now \(r.rawValue) of \(doc)")

@@ -27,7 +27,7 @@ extension Admin {
         @OptionGroup var db: DatabaseOptions
         @Argument(help: "Documents to follow (default: every document, new ones included).")
         var docs: [String] = []
-        @Option(help: "First print the entries after this version, then follow.")
+        @Option(parsing: .unconditional, help: "First print the entries after this version, then follow.")
         var since: Int64?
         @Flag(help: "One JSON object per line.")
         var json = false

@@ -34,15 +34,19 @@ extension Admin {
             let database = try db.connect()
             var kept: [RewindStore.Verify.Anchor] = []
             if let anchors {
-                guard let text = readTextFile(anchors) else { throw ValidationError("cannot read \(anchors)") }
+                guard let text = readTextFile(anchors) else {
+                    throw Failure(RewindError(.badRequest, "cannot read the anchors file \(anchors)"), advice: "give the file `rewind admin anchors > FILE` wrote")
+                }
                 for (i, line) in text.split(separator: "\n").enumerated() where !line.isEmpty {
                     guard let a = RewindStore.Verify.Anchor.parse(String(line)) else {
-                        throw ValidationError("\(anchors):\(i + 1): not an anchor line {\"doc\", \"seq\", \"hash\"}")
+                        throw Failure(RewindError(.badRequest, "\(anchors):\(i + 1): not an anchor line {\"doc\", \"seq\", \"hash\"}"),
+                                      advice: "give the file `rewind admin anchors > FILE` wrote, unchanged")
                     }
                     kept.append(a)
                 }
             }
             var problems = 0
+            var missing: [String] = []
             var checked: Int64 = 0
             do {
                 var docs = self.docs.isEmpty ? try RewindStore.Verify.documents(db: database) : self.docs
@@ -54,20 +58,25 @@ extension Admin {
                     if let problem {
                         problems += 1
                         print(problem)
+                        if problem.isMissing { missing.append(doc) }
                     }
                     checked += 1
                 }
             } catch { throw Failure(error) }
             print(problems == 0 ? "ok: \(checked) document(s) verified" : "FAILED: \(problems) of \(checked) document(s)")
-            if problems > 0 {
+            if !missing.isEmpty {
+                printError("what to do: \(missing.joined(separator: ", ")) \(missing.count == 1 ? "is" : "are") not in this database: "
+                           + "check the name (`rewind admin anchors` lists every document with entries)\n")
+            }
+            if problems > missing.count {
                 printError("""
                     what to do: the log of each document named no longer holds what was written (or a snapshot or head \
                     disagrees with it). Servers refuse to serve a document whose chain breaks; keep this database as it is \
                     for inspection, and restore the document from an export (`rewind admin import FILE --as NEWID`) or a backup.
 
                     """)
-                throw ExitCode(ExitStatus.refused)
             }
+            if problems > 0 { throw ExitCode(ExitStatus.refused) }
         }
     }
 

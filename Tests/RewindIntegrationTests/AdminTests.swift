@@ -326,6 +326,28 @@ final class AdminTests: XCTestCase {
             let r = try runAdmin(db, args)
             XCTAssertEqual(r.status, 1, "\(args): \(r.err)")
         }
+        // Each failure names the mistake and the command's own usage, not the top level's.
+        let grant = try runAdmin(db, ["grant", "d", "bob", "admin"])
+        XCTAssertEqual(grant.status, 2)
+        XCTAssertTrue(grant.err.contains("'editor'") && grant.err.contains("'viewer'"), grant.err)
+        XCTAssertTrue(grant.err.contains("rewind admin grant"), "the grant command's usage: \(grant.err)")
+        for args in [["replay", "d", "--to", "-1"], ["export", "d", "--to", "-1"], ["tail", "--since", "-1"]] {
+            let r = try runAdmin(db, args)
+            XCTAssertEqual(r.status, 2, "\(args): \(r.err)")
+            XCTAssertTrue(r.err.contains("must be 0 or more"), "\(args): a negative number is the value, refused as one: \(r.err)")
+        }
+        let beyond = try runAdmin(db, ["replay", "d", "--to", "99"])
+        XCTAssertEqual(beyond.status, 1)
+        XCTAssertTrue(beyond.err.contains("what to do: give --to between 0 and the document's head"), beyond.err)
+        // A typo in a document's name is a typo, not a broken chain.
+        let typo = try runAdmin(db, ["verify", "d", "nosuch"])
+        XCTAssertEqual(typo.status, 1)
+        XCTAssertTrue(typo.err.contains("what to do: nosuch is not in this database: check the name"), typo.err)
+        XCTAssertFalse(typo.err.contains("restore the document"), typo.err)
+        let anchorsFile = try runAdmin(db, ["verify", "--anchors", "/nonexistent/anchors"])
+        XCTAssertEqual(anchorsFile.status, 2)
+        XCTAssertTrue(anchorsFile.err.contains("cannot read the anchors file"), anchorsFile.err)
+        XCTAssertFalse(anchorsFile.err.contains("Usage: rewind <subcommand>"), anchorsFile.err)
         let two = temporaryFile("two.jsonl")
         try admin(db, "export", "--all", "--out", two)
         let renameTwo = try runAdmin(db, ["import", two, "--as", "x"])

@@ -75,6 +75,45 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(try Scrape(port: http)["rewind_slow_disconnects_total"], 1)
     }
 
+    /// A PostgreSQL that is not there at all (its socket missing): libpq's
+    /// words in the 503, not "cannot start a connection".
+    func testHealthGivesLibpqsReasonWhenThereIsNoPostgreSQLAtAll() throws {
+        let db = try TestDatabase()
+        let server = try ServerProcess(database: db, arguments: ["--metrics", "127.0.0.1:0",
+                                                                 "--database", "host=/nonexistent-rewind-\(getpid()) port=5999 dbname=x"])
+        let http = try XCTUnwrap(server.metricsPort)
+        var down = try HTTP.get(port: http, "/health")
+        try? waitUntil("libpq's reason") { down = try HTTP.get(port: http, "/health"); return down.body.contains("No such file or directory") }
+        XCTAssertEqual(down.status, 503)
+        XCTAssertTrue(down.body.hasPrefix("database unreachable: connection to server on socket \"/nonexistent-rewind-"), down.body)
+        XCTAssertTrue(down.body.contains("No such file or directory"), down.body)
+        XCTAssertFalse(down.body.dropLast().contains("\n"), "one line: \(down.body)")
+    }
+
+    /// Every metric says what it is (`# HELP`), the build is named, and the
+    /// process's own figures are there under the usual names.
+    func testEveryMetricHasHelpAndTheBuildAndProcessAreDescribed() throws {
+        let f = try Fixture(serverArguments: ["--metrics", "127.0.0.1:0"])
+        let http = try XCTUnwrap(f.server.metricsPort)
+        XCTAssertEqual(try f.alice.request("open", [("doc", "d")])["ok"], true)
+        let text = try HTTP.get(port: http, "/metrics").body
+        let lines = text.split(separator: "\n").map(String.init)
+        let typed = lines.filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+        let helped = Set(lines.filter { $0.hasPrefix("# HELP ") }.map { $0.split(separator: " ")[2] })
+        XCTAssertGreaterThanOrEqual(typed.count, 15, text)
+        for name in typed { XCTAssertTrue(helped.contains(name), "\(name) has no # HELP line") }
+        XCTAssertTrue(lines.contains("rewind_build_info{version=\"rewind/0.1\"} 1.0"), text)
+        for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds", "process_start_time_seconds"] {
+            let value = lines.first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
+            XCTAssertNotNil(value, "\(name) missing:\n\(text)")
+            XCTAssertGreaterThan(value ?? 0, 0, name)
+        }
+        let rss = lines.first { $0.hasPrefix("process_resident_memory_bytes ") }.flatMap { Double($0.split(separator: " ")[1]) } ?? 0
+        XCTAssertGreaterThan(rss, 1_000_000, "a server's resident memory is megabytes")
+        let started = lines.first { $0.hasPrefix("process_start_time_seconds ") }.flatMap { Double($0.split(separator: " ")[1]) } ?? 0
+        XCTAssertEqual(started, Date().timeIntervalSince1970, accuracy: 120, "started moments ago")
+    }
+
     func testHealthIsUnavailableWithTheReasonWhileTheDatabaseIsUnreachable() throws {
         let db = try TestDatabase()
         let server = try ServerProcess(database: db, arguments: ["--metrics", "127.0.0.1:0", "--db-timeout", "2"])

@@ -16,7 +16,10 @@ extension Server {
     /// words, for the operator reading the 503.
     func checkHealth(_ done: @escaping (_ healthy: Bool, _ reason: String) -> Void) {
         if shuttingDown { return done(false, "shutting down") }
-        if let why = store.unavailableReason { return done(false, "database unreachable: \(why)") }
+        if let why = store.unavailableReason {
+            // libpq's message may run over lines ("\n\tIs the server running…"): one line here.
+            return done(false, "database unreachable: " + why.split(whereSeparator: \.isNewline).map { $0.trimmingPrefix("\t") }.joined(separator: " "))
+        }
         var answered = false
         let deadline = Timer(loop: loop)
         let timeoutMs = config.databaseTimeouts.statementMs

@@ -5,9 +5,11 @@ import RewindLoop
 
 /// What `GET /metrics` shows (`--metrics`), in Prometheus's text format.
 ///
-/// The handlers are swift-metrics' (`CoreMetrics`), made by swift-prometheus's
-/// factory on a registry this server owns: nothing is bootstrapped globally,
-/// so several servers (or tests) in one process never share numbers.
+/// The handlers are swift-prometheus's collectors (swift-metrics' `CoreMetrics`
+/// handler types), each with its `# HELP` line, on a registry this server
+/// owns: nothing is bootstrapped globally, so several servers (or tests) in
+/// one process never share numbers. The process's own figures
+/// (`ProcessMetrics`) follow them, under the names every exporter uses.
 ///
 /// Counting costs what the path it counts can afford. What happens per
 /// delivery or per request (`LoopCounts`) is a plain integer added on the loop
@@ -16,7 +18,6 @@ import RewindLoop
 /// batch or per undo (the histograms) is recorded into the registry at once.
 final class ServerMetrics {
     let registry = PrometheusCollectorRegistry()
-    private let factory: PrometheusMetricsFactory
     let counts = LoopCounts()
     /// `counts` as last moved into the registry: each scrape adds the difference.
     private var published = LoopCounts()
@@ -36,25 +37,26 @@ final class ServerMetrics {
     private var requestCounters: [Int: any CounterHandler] = [:]
     private var errorCounters: [Int: any CounterHandler] = [:]
 
-    init() {
-        var f = PrometheusMetricsFactory(registry: registry)
-        f.valueHistogramBuckets["rewind_commit_batch_entries"] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000]
+    init(version: String) {
+        let r = registry
+        func named(_ name: String, _ help: String) -> MetricNameDescriptor { .init(metricName: name, unitName: "", helpText: help) }
         let latency: [Duration] = [.microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
                                    .milliseconds(20), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
                                    .seconds(1), .milliseconds(2_500), .seconds(5), .seconds(10)]
-        f.durationHistogramBuckets["rewind_commit_duration_seconds"] = latency
-        f.durationHistogramBuckets["rewind_undo_duration_seconds"] = latency
-        factory = f
-        connections = f.makeRecorder(label: "rewind_connections", dimensions: [], aggregate: false)
-        documentsLoaded = f.makeRecorder(label: "rewind_documents_loaded", dimensions: [], aggregate: false)
-        documentTerminals = f.makeRecorder(label: "rewind_document_terminals", dimensions: [], aggregate: false)
-        deliveries = f.makeCounter(label: "rewind_fanout_deliveries_total", dimensions: [])
-        deliveredBytes = f.makeCounter(label: "rewind_fanout_bytes_total", dimensions: [])
-        slowDisconnects = f.makeCounter(label: "rewind_slow_disconnects_total", dimensions: [])
-        reconnects = f.makeCounter(label: "rewind_pg_reconnects_total", dimensions: [])
-        batchEntries = f.makeRecorder(label: "rewind_commit_batch_entries", dimensions: [], aggregate: true)
-        commitTime = f.makeTimer(label: "rewind_commit_duration_seconds", dimensions: [])
-        undoTime = ["undo", "redo"].map { f.makeTimer(label: "rewind_undo_duration_seconds", dimensions: [("kind", $0)]) }
+        r.makeGauge(descriptor: named("rewind_build_info", "The server's version (always 1)."), labels: [("version", version)]).set(1.0)
+        connections = r.makeGauge(descriptor: named("rewind_connections", "Terminals connected now (TCP and WebSocket)."))
+        documentsLoaded = r.makeGauge(descriptor: named("rewind_documents_loaded", "Documents held in memory now."))
+        documentTerminals = r.makeGauge(descriptor: named("rewind_document_terminals", "Open documents summed over terminals (a terminal with two open counts twice)."))
+        deliveries = r.makeCounter(descriptor: named("rewind_fanout_deliveries_total", "Pushes queued to terminals (one push to N terminals counts N)."))
+        deliveredBytes = r.makeCounter(descriptor: named("rewind_fanout_bytes_total", "Bytes of the pushes queued to terminals."))
+        slowDisconnects = r.makeCounter(descriptor: named("rewind_slow_disconnects_total", "Terminals closed with bye slow: they did not read their pushes."))
+        reconnects = r.makeCounter(descriptor: named("rewind_pg_reconnects_total", "PostgreSQL connections made again after one was lost."))
+        batchEntries = r.makeValueHistogram(descriptor: named("rewind_commit_batch_entries", "Entries per commit batch sent to PostgreSQL."),
+                                            buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000])
+        commitTime = r.makeDurationHistogram(descriptor: named("rewind_commit_duration_seconds", "From a batch sent to PostgreSQL to its answer."),
+                                             buckets: latency)
+        let undo = named("rewind_undo_duration_seconds", "From an undo or redo request to its answer.")
+        undoTime = ["undo", "redo"].map { r.makeDurationHistogram(descriptor: undo, labels: [("kind", $0)], buckets: latency) }
     }
 
     // MARK: Recorded at once (per batch, per undo)
@@ -85,6 +87,7 @@ final class ServerMetrics {
         publish(now)
         var out: [UInt8] = []
         registry.emit(into: &out)
+        out += ProcessMetrics.read().text.utf8
         return out
     }
 
@@ -98,20 +101,25 @@ final class ServerMetrics {
         add(counts.deliveredBytes - published.deliveredBytes, to: deliveredBytes)
         add(counts.slowDisconnects - published.slowDisconnects, to: slowDisconnects)
         for (i, n) in counts.requests.enumerated() where n != published.requests[i] {
-            let counter = requestCounters[i] ?? factory.makeCounter(
-                label: "rewind_requests_total", dimensions: [("type", RequestLabels.types[i])])
+            let counter = requestCounters[i] ?? registry.makeCounter(
+                descriptor: Self.requestsName, labels: [("type", RequestLabels.types[i])])
             requestCounters[i] = counter
             add(n - published.requests[i], to: counter)
         }
         for (key, n) in counts.errors where n != published.errors[key] {
             let (type, code) = key.quotientAndRemainder(dividingBy: RequestLabels.codes.count)
-            let counter = errorCounters[key] ?? factory.makeCounter(
-                label: "rewind_request_errors_total", dimensions: [("type", RequestLabels.types[type]), ("code", RequestLabels.codes[code].rawValue)])
+            let counter = errorCounters[key] ?? registry.makeCounter(
+                descriptor: Self.errorsName, labels: [("type", RequestLabels.types[type]), ("code", RequestLabels.codes[code].rawValue)])
             errorCounters[key] = counter
             add(n - (published.errors[key] ?? 0), to: counter)
         }
         published = counts.copy()
     }
+
+    private static var requestsName: MetricNameDescriptor { MetricNameDescriptor(metricName: "rewind_requests_total", unitName: "",
+                                                            helpText: "Requests answered, by type (other: a type this server does not know).") }
+    private static var errorsName: MetricNameDescriptor { MetricNameDescriptor(metricName: "rewind_request_errors_total", unitName: "",
+                                                          helpText: "Error replies, by request type and error code.") }
 
     private func add(_ n: Int, to counter: any CounterHandler) {
         if n > 0 { counter.increment(by: Int64(n)) }

@@ -148,8 +148,15 @@ public final class PipelineConnection {
     private func connect() {
         guard !stopped, state == .idle else { return }
         state = .connecting
-        guard let c = PQconnectStart(conninfo), PQstatus(c) != CONNECTION_BAD else {
-            retryLater("cannot start a connection")
+        guard let c = PQconnectStart(conninfo) else {
+            retryLater("cannot start a connection (out of memory)")
+            return
+        }
+        guard PQstatus(c) != CONNECTION_BAD else {
+            // libpq's own words: the socket missing, the host unknown, a bad conninfo.
+            let why = PQ.string(PQerrorMessage(c)).trimmingSpace
+            PQfinish(c)
+            retryLater(why.isEmpty ? "cannot start a connection" : why)
             return
         }
         conn = c
