@@ -60,7 +60,8 @@ public final class EventStore {
         connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)
         self.writers = (0..<max(1, writers)).map { _ in
             let c = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)
-            c.prepare(LogRows.appendName, LogRows.appendSQL)  // planned once per connection, not per batch
+            c.setting(LogRows.writerPlanMode)
+            c.prepare(LogRows.appendName, LogRows.appendSQL)  // parsed once per connection, planned per batch
             return Writer(c)
         }
         beforeSleep = BeforeSleep(loop: loop) { [unowned self] in

@@ -100,6 +100,11 @@ public final class PipelineConnection {
     public private(set) var lastFailure: String?
 
     private var preparedStatements: [(name: String, sql: String)] = []
+    /// `SET` statements run on every (re)connect, before anything else.
+    private var sessionSettings: [String] = []
+
+    /// Runs `sql` (a `SET …`) on this connection now and after every reconnect.
+    public func setting(_ sql: String) { sessionSettings.append(sql) }
 
     /// Prepares `sql` as `name` on this connection, now and after every
     /// reconnect; statements with `prepared: name` then skip parsing and planning.
@@ -195,8 +200,8 @@ public final class PipelineConnection {
             watch(writable: false)
             // PostgreSQL cancels a statement that runs too long; a server that
             // does not answer at all is caught by `answerTimer`.
-            send([Statement("SET statement_timeout = \(timeouts.statementMs)")]) { [logger] result in
-                if case let .failure(e) = result { logger.warning("could not set statement_timeout: \(e)") }
+            send([Statement("SET statement_timeout = \(timeouts.statementMs)")] + sessionSettings.map { Statement($0) }) { [logger] result in
+                if case let .failure(e) = result { logger.warning("could not set the session's settings: \(e)") }
             }
             sendPrepares()
             answerTimer.start(after: 1_000, repeat: 1_000) { [unowned self] in self.checkAnswers() }

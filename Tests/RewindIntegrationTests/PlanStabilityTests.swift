@@ -1,0 +1,62 @@
+import Foundation
+import RewindCore
+@testable import RewindStore
+import XCTest
+
+/// The append statement's duplicate lookup must probe the (doc, user_id, tx)
+/// index however the log has grown since the statement was prepared: planned
+/// while the log was small, then run on a large one, no scan of `log` may read
+/// a document's history (issue 25: a busy document stalled for seconds per
+/// batch once its ledger checked for duplicates).
+final class PlanStabilityTests: XCTestCase {
+    func testTheDuplicateLookupProbesTheTxIndexAfterTheLogHasGrown() throws {
+        let db = try TestDatabase()
+        let c = db.db
+        let zero = "decode(repeat('00', 32), 'hex')"
+        func fill(_ sql: String) throws {
+            // Rows straight into the table, past the append path's triggers: only their number matters here.
+            try c.query("SET session_replication_role = replica")
+            try c.query(sql)
+            try c.query("SET session_replication_role = DEFAULT")
+        }
+        // Small and analyzed: fifty documents of one entry each.
+        try fill("""
+            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)
+            SELECT 'small' || g, 1, 1, 'event', gen_random_uuid(), 1, 'c', 'edit', 'g', 'tx' || g, 'd', 0, '[]', '[]', now(), \(zero)
+            FROM generate_series(1, 50) g
+            """)
+        try c.query("ANALYZE log")
+        // The writers' session, and the statement prepared (and run once) now.
+        try c.query(LogRows.writerPlanMode)
+        try c.query("PREPARE append AS " + LogRows.appendSQL)
+        func batch(_ doc: String, seq: Int64) -> String {
+            let one = "ARRAY['\(doc)']"
+            return "EXECUTE append(\(one), ARRAY[\(seq - 1)::bigint], ARRAY[\(zero)], ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY[\(zero)], "
+                + "\(one), ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY['event'], ARRAY[gen_random_uuid()], ARRAY[1::bigint], ARRAY['c'], "
+                + "ARRAY['edit'], ARRAY['g'], ARRAY[NULL::text], ARRAY['again'], ARRAY['d'], ARRAY[0::bigint], ARRAY['[]'], ARRAY['[]'], "
+                + "ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[0::bigint], ARRAY[\(zero)], ARRAY[true])"
+        }
+        try c.query(batch("nowhere", seq: 1))
+        // Then one document grows long (as a busy one does).
+        try fill("""
+            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)
+            SELECT 'busy', g, g, 'event', gen_random_uuid(), 1, 'c', 'edit', 'g', 'tx' || g, 'd', g - 1, '[]', '[]', now(), \(zero)
+            FROM generate_series(1, 100000) g
+            """)
+        let plan = try XCTUnwrap(c.query("EXPLAIN (FORMAT JSON) " + batch("busy", seq: 100_001))[0, 0])
+        var scans: [String] = []
+        func visit(_ node: JSON) {
+            guard let o = node.objectValue else { return }
+            if o["Relation Name"]?.stringValue == "log", let type = o["Node Type"]?.stringValue, type != "ModifyTable" {
+                scans.append(type + " " + (o["Index Name"]?.stringValue ?? ""))
+            }
+            for child in o["Plans"]?.arrayValue ?? [] { visit(child) }
+        }
+        for top in try JSONParser.parse(plan).arrayValue ?? [] { visit(top.objectValue?["Plan"] ?? .null) }
+        XCTAssertEqual(scans.count, 2, "one lookup for events, one for marks: \(scans)\n\(plan)")
+        for s in scans {
+            XCTAssertTrue(s == "Index Scan log_event_tx" || s == "Index Scan log_mark_tx" || s == "Index Only Scan log_event_tx"
+                          || s == "Index Only Scan log_mark_tx", "the log is read by \(s), not by the (doc, user_id, tx) index:\n\(plan)")
+        }
+    }
+}
