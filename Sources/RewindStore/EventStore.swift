@@ -60,8 +60,9 @@ public final class EventStore {
         connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)
         self.writers = (0..<max(1, writers)).map { _ in
             let c = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)
-            c.setting(LogRows.writerPlanMode)
-            c.prepare(LogRows.appendName, LogRows.appendSQL)  // parsed once per connection, planned per batch
+            // Parsed and planned once per connection, not per batch: its plan must
+            // not depend on the log's size when prepared (schema 012, PlanStabilityTests).
+            c.prepare(LogRows.appendName, LogRows.appendSQL)
             return Writer(c)
         }
         beforeSleep = BeforeSleep(loop: loop) { [unowned self] in

@@ -186,17 +186,6 @@ enum LogRows {
         SELECT dup.doc, false, dup.seq, dup.version, dup.tx_digest FROM dup
         """
 
-    /// Writers plan `appendSQL` for each batch, with the log's size as it is
-    /// then. A generic plan is made once and kept: made while the log was
-    /// small (or analyzed small), it looked duplicates up by `doc` alone
-    /// through `log_event_version`, or by a sequential scan, and kept doing
-    /// so as the log grew: a busy document stalled for seconds per batch once
-    /// its ledger had forgotten old transaction ids (issue 25). A custom plan
-    /// sees the table's current size, and the unique (doc, user_id, tx) index
-    /// wins whatever the statistics; planning costs ~0.1 ms per batch
-    /// (PlanStabilityTests, scripts/bench/commit).
-    static let writerPlanMode = "SET plan_cache_mode = force_custom_plan"
-
     /// The name `appendSQL` is prepared under on every writer connection.
     static let appendName = "rewind_append_batch"
 
