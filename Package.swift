@@ -15,7 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // SHA-1 for the WebSocket handshake (BoringSSL: the CPU's SHA extensions).
+        // SHA-256 of the log's chain and SHA-1 of the WebSocket handshake (BoringSSL: the CPU's SHA extensions).
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
@@ -26,8 +26,8 @@ let package = Package(
         // pkg-config file for it; its header is in the default include path.
         .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
 
-        // Pure, deterministic core: no I/O.
-        .target(name: "RewindCore"),
+        // Pure, deterministic core: no I/O (swift-crypto for SHA-256 only).
+        .target(name: "RewindCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
 
         // A client of the protocol for apps (and `rewind connect`): the core and POSIX sockets, nothing else.
         .target(name: "RewindClient", dependencies: ["RewindCore"]),
