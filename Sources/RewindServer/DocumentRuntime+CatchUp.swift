@@ -92,9 +92,28 @@ extension DocumentRuntime {
             switch result {
             case let .failure(e): self.catchUpFailed(e)
             case .success(nil): self.catchUpFailed(.notFound("no document \"\(id)\""))
-            case let .success(head?): self.readLog(upTo: head)
+            case let .success(head?):
+                if let why = self.diverged(from: head) { return self.stop(diverged: why) }
+                self.readLog(upTo: head)
             }
         }
+    }
+
+    /// Why the log no longer holds what this server saw committed, or nil.
+    /// It can only be shorter, or different at the same position, if
+    /// PostgreSQL lost committed transactions: a failover to a standby that
+    /// had not received them (asynchronous replication), or a restore from a
+    /// backup. Serving on from memory would hand out versions the log no
+    /// longer has, and every append would clash with a head it can never
+    /// reach.
+    private func diverged(from head: EventStore.Head) -> String? {
+        if head.seq < committed.seq {
+            return "the log ends at entry \(head.seq) (version \(head.version)), before entry \(committed.seq) (version \(committed.version)) that this server saw committed"
+        }
+        if head.seq == committed.seq, committed.seq > 0, let h = head.hash, h != committed.headHash {
+            return "the log's entry \(head.seq) is not the one this server saw committed"
+        }
+        return nil
     }
 
     private func readLog(upTo head: EventStore.Head) {

@@ -302,11 +302,24 @@ final class DocumentRuntime {
         halt(error, with: nil, why: "the log was changed after it was written")
     }
 
-    private func halt(_ error: RewindError, with first: Request?, why: String = "a committed entry does not apply") {
+    /// The log lost entries this server saw committed (`diverged(from:)`):
+    /// the document is stopped and unloaded, so that the next `open` serves
+    /// what the log holds now; what waits for it is answered `unavailable`
+    /// (sending it again is safe: it runs on the log as it is).
+    func stop(diverged why: String) {
+        guard !halted else { return }
+        server.logger.error("the log lost committed entries of \(id): \(why); PostgreSQL lost acknowledged transactions (failed over to a standby that had not received them, or restored from a backup): reading it again from the log",
+                            metadata: ["doc": "\(id)"])
+        halt(RewindError(.unavailable, "document \"\(id)\" is being read again: the database lost some of its latest versions (a failover); open it again"),
+             with: nil, why: "the log lost committed entries", failure: .unavailable)
+    }
+
+    private func halt(_ error: RewindError, with first: Request?, why: String = "a committed entry does not apply",
+                      failure code: ErrorCode = .internal) {
         server.logger.error("document stopped: \(why)", metadata: ["doc": "\(id)", "error": "\(error)"])
         halted = true
         generation += 1
-        let failure = Self.haltedError(id, error)
+        let failure = code == .internal ? Self.haltedError(id, error) : error
         var requests = pending.compactMap(\.request)
         if let first { requests.insert(first, at: 0) }
         pending = []

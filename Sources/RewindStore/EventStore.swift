@@ -348,15 +348,17 @@ public final class EventStore {
     public struct Head: Sendable, Equatable {
         public var version: Int64
         public var seq: Int64
-        public init(version: Int64, seq: Int64) { self.version = version; self.seq = seq }
+        /// The hash of the entry at `seq` (nil: not read).
+        public var hash: [UInt8]?
+        public init(version: Int64, seq: Int64, hash: [UInt8]? = nil) { self.version = version; self.seq = seq; self.hash = hash }
     }
 
     /// The head (event version and stream position) of `doc`, or nil when there is no such document.
     public func head(doc: String, _ done: @escaping (Result<Head?, RewindError>) -> Void) {
-        query(.init("SELECT head, seq FROM documents WHERE id = $1", [doc])) { result in
+        query(.init("SELECT head, seq, head_hash FROM documents WHERE id = $1", [doc])) { result in
             done(result.map { rows in
                 guard rows.count == 1, let v = rows.int(0, 0), let s = rows.int(0, 1) else { return nil }
-                return Head(version: v, seq: s)
+                return Head(version: v, seq: s, hash: rows[0, 2].flatMap(LogRows.bytea))
             })
         }
     }

@@ -1,0 +1,266 @@
+import Foundation
+import Glibc
+import RewindCore
+import RewindStore
+import XCTest
+
+/// PostgreSQL failing over under a running server ([SPEC](docs/spec.md)
+/// section 16): a durable primary and a streaming standby on this machine
+/// (`scripts/pg-pair`), the server given both hosts (`target_session_attrs=
+/// read-write`), terminals writing and watching while the primary is cut off
+/// as by a power failure and the standby promoted.
+final class FailoverTests: XCTestCase {
+    /// A primary (a) and a standby (b), made for one test and removed after it.
+    final class Pair {
+        let dir: String
+        let ports: (a: Int, b: Int)
+        let conninfo: String
+
+        init(_ mode: String) throws {
+            dir = "/tmp/rwp-\(getpid())-\(UInt32.random(in: 0..<1_000_000))"
+            let base = 56_000 + Int(getpid() % 500) * 4 + Int.random(in: 0..<2) * 2
+            ports = (base, base + 1)
+            conninfo = try Self.script(["create", dir, String(ports.a), String(ports.b), mode]).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        /// The hosts in the other order: the standby first.
+        var standbyFirst: String {
+            conninfo.replacingOccurrences(of: "port=\(ports.a),\(ports.b)", with: "port=\(ports.b),\(ports.a)")
+        }
+
+        func run(_ args: String...) throws { _ = try Self.script(args.first.map { [$0, dir] + args.dropFirst() } ?? []) }
+
+        @discardableResult
+        static func script(_ args: [String]) throws -> String {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: TestDatabase.repositoryRoot + "/scripts/pg-pair")
+            p.arguments = args
+            let out = Pipe(), err = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            try p.run()
+            let o = out.fileHandleForReading.readDataToEndOfFile()
+            let e = err.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            guard p.terminationStatus == 0 else {
+                throw TestFailure("scripts/pg-pair \(args.joined(separator: " ")): \(String(decoding: e, as: UTF8.self))")
+            }
+            return String(decoding: o, as: UTF8.self)
+        }
+
+        deinit { _ = try? Self.script(["destroy", dir]) }
+    }
+
+    /// The database of a pair: schema, alice and bob, document `f` shared with bob.
+    private func prepare(_ pair: Pair) throws -> [String: String] {
+        let migrate = try runRewind(["admin", "migrate", "--database", pair.conninfo])
+        guard migrate.status == 0 else { throw TestFailure("migrate: \(migrate.err)") }
+        var tokens: [String: String] = [:]
+        for user in ["alice", "bob"] {
+            let r = try runRewind(["admin", "user", "add", user, "--database", pair.conninfo])
+            guard r.status == 0 else { throw TestFailure("user add: \(r.err)") }
+            tokens[user] = r.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        return tokens
+    }
+
+    private func startServer(_ conninfo: String) throws -> ServerProcess {
+        // The harness's database is only a holder here: the server is given the pair.
+        try ServerProcess(database: TestDatabase(), arguments: ["--database", conninfo, "--db-timeout", "5"])
+    }
+
+    /// A terminal that comes back: hello and open again after a drop, and
+    /// `open since` the last version it saw (as every client must).
+    final class Client {
+        let port: Int, user: String, token: String, doc: String
+        var t: Terminal?
+        var seen: [Int64] = []
+        var reconnects = 0
+
+        init(port: Int, user: String, token: String, doc: String) {
+            (self.port, self.user, self.token, self.doc) = (port, user, token, doc)
+        }
+
+        func terminal() throws -> Terminal {
+            if let t { return t }
+            let deadline = Date().addingTimeInterval(60)
+            while true {
+                do {
+                    let t = try Terminal(port: port, timeout: 15)
+                    let h = try t.request("hello", [("user", .string(user)), ("token", .string(token)), ("client", .string("\(user)-f"))])
+                    guard h["ok"] == true else { throw TestFailure("hello: \(JSONWriter.string(.object(h)))") }
+                    var fields: [(String, JSON)] = [("doc", .string(doc))]
+                    if let last = seen.last { fields.append(("since", .int(last))) }
+                    let o = try t.request("open", fields)
+                    guard o["ok"] == true else { throw TestFailure("open: \(JSONWriter.string(.object(o)))") }
+                    for e in o["events"]?.arrayValue ?? [] { note(e) }
+                    if seen.isEmpty, let v = o["version"]?.intValue, v > 0 { seen = [v] }  // opened with a state: start there
+                    self.t = t
+                    return t
+                } catch {
+                    if Date() > deadline { throw error }
+                    usleep(100_000)
+                }
+            }
+        }
+
+        func note(_ event: JSON) {
+            if let v = event.objectValue?["version"]?.intValue { seen.append(v) }
+        }
+
+        func drop() { t = nil; reconnects += 1 }
+
+        /// Reads pushes until version `v` has been seen (reconnecting if dropped).
+        func watch(until v: Int64, seconds: Double = 30) throws {
+            let deadline = Date().addingTimeInterval(seconds)
+            while (seen.last ?? 0) < v {
+                guard Date() < deadline else { throw TestFailure("\(user) saw up to \(seen.last ?? 0), not \(v)") }
+                do {
+                    let t = try terminal()
+                    for p in t.pushes where p["push"] == "events" { for e in p["events"]?.arrayValue ?? [] { note(e) } }
+                    t.pushes.removeAll()
+                    if (seen.last ?? 0) >= v { break }
+                    let p = try t.push("events")
+                    for e in p["events"]?.arrayValue ?? [] { note(e) }
+                } catch { drop() }
+            }
+        }
+    }
+
+    /// Submits `count` single-op transactions one after the other, each with
+    /// its own `tx`, sending the same `tx` again after `unavailable` or a
+    /// dropped connection. `before(i)` runs before the i-th.
+    private func write(_ w: Client, count: Int, from first: Int = 0, before: (Int) throws -> Void = { _ in })
+        throws -> [(tx: String, version: Int64, at: Date)]
+    {
+        var acks: [(tx: String, version: Int64, at: Date)] = []
+        var base = w.seen.last ?? 0
+        for i in first..<(first + count) {
+            try before(i)
+            let tx = "w\(i)"
+            let deadline = Date().addingTimeInterval(60)
+            while true {
+                guard Date() < deadline else { throw TestFailure("\(tx) not acknowledged within 60 s") }
+                do {
+                    let t = try w.terminal()
+                    t.pushes.removeAll()
+                    let r = try t.request("submit", [("doc", .string(w.doc)), ("tx", .string(tx)), ("base", .int(base)),
+                                                     ("ops", [["op": "set", "node": "root", "key": "k", "value": .int(Int64(i))]])])
+                    if r["ok"] == true, let v = r["version"]?.intValue {
+                        acks.append((tx, v, Date()))
+                        base = v
+                        break
+                    }
+                    let code = r["error"]?.objectValue?["code"]?.stringValue
+                    guard code == "unavailable" || code == "conflict" else { throw TestFailure("\(tx): \(JSONWriter.string(.object(r)))") }
+                    if code == "conflict", let head = r["error"]?.objectValue?["details"]?.objectValue?["head"]?.intValue { base = head }
+                    usleep(50_000)
+                } catch let e as TestFailure where e.description.contains("not acknowledged") || e.description.hasPrefix("w") {
+                    throw e
+                } catch {
+                    w.drop()
+                }
+            }
+        }
+        return acks
+    }
+
+    private func loggedTx(_ conninfo: String, doc: String) throws -> Set<String> {
+        let db = try Database(conninfo)
+        return Set(try db.query("SELECT tx FROM log WHERE doc = $1 AND entry = 'event'", [doc]).values.compactMap { $0[0] })
+    }
+
+    private func setUpDocument(_ server: ServerProcess, _ tokens: [String: String]) throws -> (writer: Client, watcher: Client) {
+        let owner = try Terminal(port: server.port)
+        XCTAssertEqual(try owner.request("hello", [("user", "alice"), ("token", .string(tokens["alice"]!))])["ok"], true)
+        XCTAssertEqual(try owner.request("create_doc", [("doc", "f")])["ok"], true)
+        try owner.share("f", "bob")
+        let writer = Client(port: server.port, user: "alice", token: tokens["alice"]!, doc: "f")
+        let watcher = Client(port: server.port, user: "bob", token: tokens["bob"]!, doc: "f")
+        _ = try writer.terminal()
+        _ = try watcher.terminal()
+        return (writer, watcher)
+    }
+
+    /// Synchronous replication: the primary is cut off after 100 of 300
+    /// transactions and the standby promoted. Every transaction is
+    /// acknowledged exactly once, every acknowledged one is in the new
+    /// primary's log, and a watching terminal sees versions 1…300 once each,
+    /// in order.
+    func testSynchronousStandbyPromotedLosesNothingAndWatchersStayGapless() throws {
+        let pair = try Pair("sync")
+        let tokens = try prepare(pair)
+        let server = try startServer(pair.conninfo)
+        let (writer, watcher) = try setUpDocument(server, tokens)
+        var cut = Date()
+        let acks = try write(writer, count: 300) { i in
+            guard i == 100 else { return }
+            try watcher.watch(until: 100)
+            cut = Date()
+            try pair.run("crash", "a")
+            try pair.run("promote", "b")
+        }
+        XCTAssertEqual(acks.map(\.version), Array(1...300), "one version per transaction, none twice")
+        let logged = try loggedTx(pair.conninfo, doc: "f")
+        XCTAssertEqual(logged.count, 300)
+        XCTAssertEqual(Set(acks.map(\.tx)).subtracting(logged), [], "acknowledged but not in the new primary's log")
+        try watcher.watch(until: 300)
+        XCTAssertEqual(watcher.seen, Array(1...300), "the watcher saw every version once, in order (reconnects: \(watcher.reconnects))")
+        let resumed = acks[100].at.timeIntervalSince(cut)
+        print("failover (sync, promotion): first acknowledgement \(String(format: "%.2f", resumed)) s after the primary was cut off; "
+              + "writer reconnects \(writer.reconnects), watcher reconnects \(watcher.reconnects)")
+    }
+
+    /// An instance started with the standby listed first connects to the
+    /// primary (libpq skips a read-only server under read-write), and writes.
+    func testAServerGivenTheStandbyFirstWritesToThePrimary() throws {
+        let pair = try Pair("sync")
+        let tokens = try prepare(pair)
+        let server = try startServer(pair.standbyFirst)
+        let (writer, _) = try setUpDocument(server, tokens)
+        let acks = try write(writer, count: 5)
+        XCTAssertEqual(acks.map(\.version), [1, 2, 3, 4, 5])
+        XCTAssertEqual(try loggedTx(pair.conninfo, doc: "f").count, 5)
+    }
+
+    /// Asynchronous replication can lose what was acknowledged: here the
+    /// standby stops receiving after 50 transactions, 20 more are
+    /// acknowledged by the primary alone, then it is cut off and the standby
+    /// promoted. Those 20 are counted missing, exactly; the server then
+    /// serves the document as the new primary's log holds it (never its own
+    /// memory of the lost versions), and writing goes on from there.
+    func testAsynchronousFailoverLosesWhatTheStandbyNeverReceivedAndSaysSo() throws {
+        let pair = try Pair("async")
+        let tokens = try prepare(pair)
+        let server = try startServer(pair.conninfo)
+        let (writer, _) = try setUpDocument(server, tokens)
+        let before = try write(writer, count: 50)
+        try pair.run("detach", "b")
+        let unreplicated = try write(writer, count: 20, from: 50)
+        XCTAssertEqual(unreplicated.last?.version, 70)
+        try pair.run("crash", "a")
+        try pair.run("promote", "b")
+
+        let logged = try loggedTx(pair.conninfo, doc: "f")
+        let lost = Set((before + unreplicated).map(\.tx)).subtracting(logged)
+        XCTAssertEqual(lost, Set(unreplicated.map(\.tx)), "exactly what the standby never received is lost")
+        print("failover (async, standby 20 transactions behind): \(lost.count) of \(before.count + unreplicated.count) acknowledged transactions lost")
+
+        // A terminal opening now gets the log's state, version 50, not the 70 the server had in memory.
+        let fresh = Client(port: server.port, user: "bob", token: tokens["bob"]!, doc: "f")
+        let deadline = Date().addingTimeInterval(30)
+        var version: Int64 = -1
+        while Date() < deadline {
+            fresh.drop()
+            if let v = try? fresh.terminal().request("open", [("doc", "f")])["version"]?.intValue { version = v }
+            if version == 50 { break }
+            usleep(200_000)
+        }
+        XCTAssertEqual(version, 50, "after the failover the document is what the log holds")
+        writer.seen = [50]
+        writer.drop()
+        let after = try write(writer, count: 3, from: 70)
+        XCTAssertEqual(after.map(\.version), [51, 52, 53], "writing goes on from the log's head")
+        XCTAssertEqual(try loggedTx(pair.conninfo, doc: "f").count, 53)
+    }
+}
