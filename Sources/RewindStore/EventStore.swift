@@ -57,9 +57,10 @@ public final class EventStore {
 
     public init(loop: EventLoop, conninfo: String, writers: Int = 2, timeouts: PipelineConnection.Timeouts = .init(), logger: Logger) {
         self.logger = logger
-        connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)
+        clock = loop
+        connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, requiresPrimary: true, logger: logger)
         self.writers = (0..<max(1, writers)).map { _ in
-            let c = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)
+            let c = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, requiresPrimary: true, logger: logger)
             // Parsed and planned once per connection, not per batch: its plan must
             // not depend on the log's size when prepared (schema 012, PlanStabilityTests).
             c.prepare(LogRows.appendName, LogRows.appendSQL)
@@ -78,10 +79,34 @@ public final class EventStore {
 
     public func start() {
         for c in [connection] + writers.map(\.connection) {
-            c.onReady = { [unowned self] in if self.isAvailable { self.onReady() } }
+            c.onReady = { [unowned self] in
+                guard self.isAvailable else { return }
+                if let since = self.downSince { self.downMs += self.clock.now - since }
+                self.downSince = nil
+                self.everAvailable = true
+                self.onReady()
+            }
+            c.onLost = { [unowned self] in
+                guard self.everAvailable, self.downSince == nil else { return }
+                self.downSince = self.clock.now
+                self.outages += 1
+            }
             c.start()
         }
     }
+
+    // MARK: Outages (metrics)
+
+    private let clock: EventLoop
+    private var everAvailable = false
+    private var downSince: UInt64?
+    private var downMs: UInt64 = 0
+    /// Times the store lost PostgreSQL after having had it (a failover, a restart, a network cut).
+    public private(set) var outages = 0
+    /// Time without a usable primary since the store first had one, in seconds.
+    public var unavailableSeconds: Double { Double(downMs + (downSince.map { clock.now - $0 } ?? 0)) / 1000 }
+    /// Connections dropped because their server was not (or no longer) a writable primary.
+    public var leftReadOnly: Int { ([connection] + writers.map(\.connection)).reduce(0) { $0 + $1.leftReadOnly } }
 
     public func stop() {
         beforeSleep?.close()

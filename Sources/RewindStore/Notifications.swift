@@ -40,7 +40,7 @@ public final class Notifications {
         self.instance = instance
         self.logger = logger
         keepalive = Timer(loop: loop)
-        connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, logger: logger)
+        connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, requiresPrimary: true, logger: logger)
         connection.onNotify = { [unowned self] channel, payload in self.onNotice(channel, payload) }
         connection.onReady = { [unowned self] in self.listen() }
         connection.onLost = { [unowned self] in
@@ -51,6 +51,8 @@ public final class Notifications {
 
     /// Times the listening connection was made again after it was lost (metrics).
     public var reconnects: Int { connection.reconnects }
+    /// Times the listening connection left a server that was no longer the primary.
+    public var leftReadOnly: Int { connection.leftReadOnly }
 
     public func start() {
         connection.start()

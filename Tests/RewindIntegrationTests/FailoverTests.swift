@@ -23,6 +23,9 @@ final class FailoverTests: XCTestCase {
             conninfo = try Self.script(["create", dir, String(ports.a), String(ports.b), mode]).trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
+        /// One node alone (no failover between hosts).
+        func node(_ port: Int) throws -> Database { try Database("host=\(dir)/sock port=\(port) dbname=postgres user=rewind") }
+
         /// The hosts in the other order: the standby first.
         var standbyFirst: String {
             conninfo.replacingOccurrences(of: "port=\(ports.a),\(ports.b)", with: "port=\(ports.b),\(ports.a)")
@@ -64,9 +67,9 @@ final class FailoverTests: XCTestCase {
         return tokens
     }
 
-    private func startServer(_ conninfo: String) throws -> ServerProcess {
+    private func startServer(_ conninfo: String, _ more: [String] = []) throws -> ServerProcess {
         // The harness's database is only a holder here: the server is given the pair.
-        try ServerProcess(database: TestDatabase(), arguments: ["--database", conninfo, "--db-timeout", "5"])
+        try ServerProcess(database: TestDatabase(), arguments: ["--database", conninfo, "--db-timeout", "5"] + more)
     }
 
     /// A terminal that comes back: hello and open again after a drop, and
@@ -262,5 +265,51 @@ final class FailoverTests: XCTestCase {
         let after = try write(writer, count: 3, from: 70)
         XCTAssertEqual(after.map(\.version), [51, 52, 53], "writing goes on from the log's head")
         XCTAssertEqual(try loggedTx(pair.conninfo, doc: "f").count, 53)
+    }
+
+    /// Two instances on the pair, a writer and a watcher on each. The primary
+    /// does not go away: it turns read-only (as a demoted primary does) and
+    /// the standby is promoted. Every connection of both servers must leave
+    /// it (writes refused with SQLSTATE 25006, the others by asking every
+    /// 2 s) and find the new primary, listening included: each watcher then
+    /// sees every version, once, in order, whichever instance wrote it.
+    func testTwoInstancesLeaveAPrimaryThatTurnedReadOnlyAndWatchersStayGapless() throws {
+        let pair = try Pair("sync")
+        let tokens = try prepare(pair)
+        let one = try startServer(pair.conninfo, ["--metrics", "127.0.0.1:0"])
+        let two = try startServer(pair.conninfo)
+        let (writerOne, watcherOne) = try setUpDocument(one, tokens)
+        let writerTwo = Client(port: two.port, user: "alice", token: tokens["alice"]!, doc: "f")
+        let watcherTwo = Client(port: two.port, user: "bob", token: tokens["bob"]!, doc: "f")
+        _ = try watcherTwo.terminal()
+
+        func writeBoth(_ rounds: Int, from: Int) throws {
+            for i in 0..<rounds {
+                for (w, tag) in [(writerOne, 0), (writerTwo, 1)] {
+                    w.seen = [watcherOne.seen.last ?? 0]
+                    try watcherOne.watch(until: watcherOne.seen.last ?? 0)
+                    _ = try write(w, count: 1, from: (from + i) * 2 + tag)
+                    let v = try XCTUnwrap(try loggedTx(pair.conninfo, doc: "f").count)
+                    try watcherOne.watch(until: Int64(v))
+                }
+            }
+        }
+        try writeBoth(5, from: 0)
+
+        let a = try pair.node(pair.ports.a)
+        try a.query("ALTER SYSTEM SET default_transaction_read_only = on")
+        try a.query("SELECT pg_reload_conf()")
+        try pair.run("promote", "b")
+        try writeBoth(5, from: 5)
+
+        XCTAssertEqual(try loggedTx(pair.conninfo, doc: "f").count, 20)
+        for w in [watcherOne, watcherTwo] {
+            try w.watch(until: 20)
+            XCTAssertEqual(w.seen, Array(1...20), "\(w.user) on port \(w.port) saw every version once, in order")
+        }
+        let metrics = try Scrape(port: XCTUnwrap(one.metricsPort))
+        XCTAssertGreaterThanOrEqual(metrics["rewind_pg_left_read_only_total"] ?? 0, 1, "connections left the read-only server")
+        XCTAssertGreaterThanOrEqual(metrics["rewind_pg_outages_total"] ?? 0, 1)
+        XCTAssertGreaterThan(metrics["rewind_pg_unavailable_seconds_total"] ?? 0, 0)
     }
 }

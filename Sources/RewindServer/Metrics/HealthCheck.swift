@@ -8,7 +8,9 @@ extension Server {
         var terminals = 0
         for d in loaded { terminals += d.subscribers.count }
         return metrics.render(.init(connections: connectionCount, documentsLoaded: loaded.count, documentTerminals: terminals,
-                                    reconnects: store.reconnects + notifications.reconnects))
+                                    reconnects: store.reconnects + notifications.reconnects,
+                                    outages: store.outages, unavailableSeconds: store.unavailableSeconds,
+                                    leftReadOnly: store.leftReadOnly + notifications.leftReadOnly))
     }
 
     /// `GET /health`: healthy when every connection of the store is up and a

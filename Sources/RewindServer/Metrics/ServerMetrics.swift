@@ -30,6 +30,12 @@ final class ServerMetrics {
     private let slowDisconnects: any CounterHandler
     private let reconnects: any CounterHandler
     private var reconnectsPublished = 0
+    private let outages: any CounterHandler
+    private var outagesPublished = 0
+    private let unavailableSeconds: Prometheus.Counter
+    private var unavailablePublished = 0.0
+    private let leftReadOnly: any CounterHandler
+    private var leftReadOnlyPublished = 0
     private let batchEntries: any RecorderHandler
     private let commitTime: any TimerHandler
     private let undoTime: [any TimerHandler]
@@ -51,6 +57,9 @@ final class ServerMetrics {
         deliveredBytes = r.makeCounter(descriptor: named("rewind_fanout_bytes_total", "Bytes of the pushes queued to terminals."))
         slowDisconnects = r.makeCounter(descriptor: named("rewind_slow_disconnects_total", "Terminals closed with bye slow: they did not read their pushes."))
         reconnects = r.makeCounter(descriptor: named("rewind_pg_reconnects_total", "PostgreSQL connections made again after one was lost."))
+        outages = r.makeCounter(descriptor: named("rewind_pg_outages_total", "Times the server lost its writable primary after having had one (a failover, a restart, a network cut)."))
+        unavailableSeconds = r.makeCounter(descriptor: named("rewind_pg_unavailable_seconds_total", "Time without a writable primary since the server first had one, in seconds."))
+        leftReadOnly = r.makeCounter(descriptor: named("rewind_pg_left_read_only_total", "Connections dropped because their server was not, or no longer, a writable primary (a standby, a demoted primary)."))
         batchEntries = r.makeValueHistogram(descriptor: named("rewind_commit_batch_entries", "Entries per commit batch sent to PostgreSQL."),
                                             buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000])
         commitTime = r.makeDurationHistogram(descriptor: named("rewind_commit_duration_seconds", "From a batch sent to PostgreSQL to its answer."),
@@ -80,6 +89,9 @@ final class ServerMetrics {
         var documentsLoaded: Int
         var documentTerminals: Int
         var reconnects: Int
+        var outages: Int
+        var unavailableSeconds: Double
+        var leftReadOnly: Int
     }
 
     /// The text format, with everything counted so far.
@@ -97,6 +109,14 @@ final class ServerMetrics {
         documentTerminals.record(Int64(now.documentTerminals))
         add(now.reconnects - reconnectsPublished, to: reconnects)
         reconnectsPublished = now.reconnects
+        add(now.outages - outagesPublished, to: outages)
+        outagesPublished = now.outages
+        add(now.leftReadOnly - leftReadOnlyPublished, to: leftReadOnly)
+        leftReadOnlyPublished = now.leftReadOnly
+        if now.unavailableSeconds > unavailablePublished {
+            unavailableSeconds.increment(by: now.unavailableSeconds - unavailablePublished)
+            unavailablePublished = now.unavailableSeconds
+        }
         add(counts.deliveries - published.deliveries, to: deliveries)
         add(counts.deliveredBytes - published.deliveredBytes, to: deliveredBytes)
         add(counts.slowDisconnects - published.slowDisconnects, to: slowDisconnects)

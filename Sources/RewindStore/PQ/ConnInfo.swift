@@ -16,6 +16,14 @@ public enum ConnInfo {
         return nil
     }
 
+    /// `conninfo` asking libpq for a writable primary among its hosts
+    /// (`target_session_attrs=read-write`), unless it names its own target.
+    public static func requiringPrimary(_ conninfo: String) -> String {
+        if value("target_session_attrs", in: conninfo) != nil { return conninfo }
+        if conninfo.contains("://") { return conninfo + (conninfo.contains("?") ? "&" : "?") + "target_session_attrs=read-write" }
+        return conninfo + (conninfo.isEmpty ? "" : " ") + "target_session_attrs=read-write"
+    }
+
     /// `conninfo` with its host name resolved once, now, so that libpq's
     /// non-blocking connect never resolves names on the loop thread (libpq
     /// calls getaddrinfo synchronously). Socket paths, IP addresses, an

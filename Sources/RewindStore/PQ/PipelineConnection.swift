@@ -78,9 +78,21 @@ public final class PipelineConnection {
     /// Called for each notification (`LISTEN`): channel and payload.
     public var onNotify: (String, String) -> Void = { _, _ in }
 
-    public init(loop: EventLoop, conninfo: String, timeouts: Timeouts = Timeouts(), logger: Logger) {
+    /// Only a writable primary will do (the server's connections): libpq is
+    /// asked for one (`target_session_attrs=read-write` unless the conninfo
+    /// says otherwise), a statement refused as read-only (SQLSTATE 25006)
+    /// drops the connection, and every 2 s the server is asked whether it is
+    /// still one (a primary demoted after a failover keeps its sessions, but
+    /// no longer receives writes or sends the new primary's notifications).
+    private let requiresPrimary: Bool
+    private var primaryCheckTick = 0
+    /// Connections dropped because the server was not (or no longer) a writable primary.
+    public private(set) var leftReadOnly = 0
+
+    public init(loop: EventLoop, conninfo: String, timeouts: Timeouts = Timeouts(), requiresPrimary: Bool = false, logger: Logger) {
         self.loop = loop
-        self.conninfo = conninfo
+        self.requiresPrimary = requiresPrimary
+        self.conninfo = requiresPrimary ? ConnInfo.requiringPrimary(conninfo) : conninfo
         self.logger = logger
         var t = timeouts
         if let s = ConnInfo.value("connect_timeout", in: conninfo), let n = UInt64(s), n > 0 { t.connectMs = n * 1000 }
@@ -238,12 +250,30 @@ public final class PipelineConnection {
     /// The oldest unit in flight went unanswered too long: PostgreSQL (or the
     /// network to it) is stuck. Give up on this connection and make another.
     private func checkAnswers() {
+        if requiresPrimary, state == .ready {
+            primaryCheckTick += 1
+            if primaryCheckTick % 2 == 0 { checkPrimary() }
+        }
         guard state == .ready, inflightHead < inflight.count else { return }
         let waited = loop.now - inflight[inflightHead].sentAt
         if waited > timeouts.answerMs {
             logger.warning("PostgreSQL has not answered for \(waited) ms; reconnecting")
             lost(because: "no answer within \(timeouts.answerMs / 1000) s")
         }
+    }
+
+    private func checkPrimary() {
+        send([Statement("SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'")]) { [weak self] result in
+            guard let self, case let .success(outcomes) = result, case let .rows(r)? = outcomes.first, r[0, 0] == "t" else { return }
+            self.leftPrimary("the server is no longer a writable primary (a failover?)")
+        }
+    }
+
+    private func leftPrimary(_ why: String) {
+        guard state == .ready else { return }
+        leftReadOnly += 1
+        logger.warning("\(why): reconnecting to find the primary")
+        lost(because: why)
     }
 
     private func teardown(reason: String) {
@@ -316,7 +346,13 @@ public final class PipelineConnection {
             switch status {
             case PGRES_TUPLES_OK, PGRES_COMMAND_OK: inflight[inflightHead].outcomes.append(.rows(PQ.rows(r)))
             case PGRES_PIPELINE_ABORTED: inflight[inflightHead].outcomes.append(.aborted)
-            default: inflight[inflightHead].outcomes.append(.failed(PQ.failure(r, conn: conn)))
+            default:
+                let failure = PQ.failure(r, conn: conn)
+                // Refused as read-only: nothing was written, and nothing will be on this server.
+                if requiresPrimary && failure.sqlstate == "25006" {
+                    return leftPrimary("the server refused a write as read-only (SQLSTATE 25006: a standby, or a demoted primary)")
+                }
+                inflight[inflightHead].outcomes.append(.failed(failure))
             }
             resultPending = true
         }
