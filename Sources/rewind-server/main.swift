@@ -112,7 +112,9 @@ struct RewindServerCommand: ParsableCommand {
         }
         var config = ServerConfig()
         (config.host, config.port) = Self.splitAddress(listen)!
-        do { config.conninfo = try ConnInfo.resolvingHost(database) } catch {
+        // Checked now, so that a name that does not resolve stops the start
+        // with a clear message; resolved again before each connection.
+        do { _ = try ConnInfo.resolvingHost(database); config.conninfo = database } catch {
             var message = Array("rewind-server: \(error.message)\n".utf8)
             _ = message.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
             throw ExitCode(3)

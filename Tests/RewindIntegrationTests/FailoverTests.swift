@@ -193,7 +193,8 @@ final class FailoverTests: XCTestCase {
     func testSynchronousStandbyPromotedLosesNothingAndWatchersStayGapless() throws {
         let pair = try Pair("sync")
         let tokens = try prepare(pair)
-        let server = try startServer(pair.conninfo)
+        let server = try startServer(pair.conninfo, ["--metrics", "127.0.0.1:0"])
+        let http = try XCTUnwrap(server.metricsPort)
         let (writer, watcher) = try setUpDocument(server, tokens)
         var cut = Date()
         let acks = try write(writer, count: 300) { i in
@@ -201,14 +202,27 @@ final class FailoverTests: XCTestCase {
             try watcher.watch(until: 100)
             cut = Date()
             try pair.run("crash", "a")
+            // No primary: the health check says so (a balancer takes the instance out).
+            try waitUntil("/health is 503 without a primary", seconds: 15) { try HTTP.get(port: http, "/health").status == 503 }
+            XCTAssertTrue(try HTTP.get(port: http, "/health").body.hasPrefix("database unreachable: "))
             try pair.run("promote", "b")
         }
+        try waitUntil("/health is 200 again", seconds: 15) { try HTTP.get(port: http, "/health").status == 200 }
         XCTAssertEqual(acks.map(\.version), Array(1...300), "one version per transaction, none twice")
         let logged = try loggedTx(pair.conninfo, doc: "f")
         XCTAssertEqual(logged.count, 300)
         XCTAssertEqual(Set(acks.map(\.tx)).subtracting(logged), [], "acknowledged but not in the new primary's log")
         try watcher.watch(until: 300)
         XCTAssertEqual(watcher.seen, Array(1...300), "the watcher saw every version once, in order (reconnects: \(watcher.reconnects))")
+        // The operator's tools take the same multi-host conninfo, and find the new primary.
+        let verify = try runRewind(["admin", "verify", "f", "--database", pair.conninfo])
+        XCTAssertEqual(verify.status, 0, verify.out + verify.err)
+        let replay = try runRewind(["admin", "replay", "f", "--database", pair.conninfo])
+        XCTAssertEqual(replay.status, 0, replay.err)
+        XCTAssertEqual(try JSONParser.parse(replay.out).objectValue?["version"]?.intValue, 300)
+        let metrics = try Scrape(port: http)
+        XCTAssertGreaterThanOrEqual(metrics["rewind_pg_outages_total"] ?? 0, 1, "the failover is counted")
+        XCTAssertGreaterThan(metrics["rewind_pg_unavailable_seconds_total"] ?? 0, 0, "and the time without a primary")
         let resumed = acks[100].at.timeIntervalSince(cut)
         print("failover (sync, promotion): first acknowledgement \(String(format: "%.2f", resumed)) s after the primary was cut off; "
               + "writer reconnects \(writer.reconnects), watcher reconnects \(watcher.reconnects)")
@@ -311,5 +325,35 @@ final class FailoverTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(metrics["rewind_pg_left_read_only_total"] ?? 0, 1, "connections left the read-only server")
         XCTAssertGreaterThanOrEqual(metrics["rewind_pg_outages_total"] ?? 0, 1)
         XCTAssertGreaterThan(metrics["rewind_pg_unavailable_seconds_total"] ?? 0, 0)
+    }
+
+    /// Host names in the host list are resolved off the loop, before each
+    /// connect (`ConnInfo.resolvingHost`, run on libuv's pool), entry for
+    /// entry; and a server given names follows a failover like one given paths.
+    func testHostNamesInTheListAreResolvedAndFollowAFailover() throws {
+        XCTAssertFalse(ConnInfo.namesHosts("host=/tmp/x,127.0.0.1 port=1,2"))
+        XCTAssertTrue(ConnInfo.namesHosts("host=/tmp/x,localhost port=1,2"))
+        let resolved = try ConnInfo.resolvingHost("host=/tmp/x,localhost,127.0.0.1 port=1,2,3")
+        let addrs = try XCTUnwrap(ConnInfo.value("hostaddr", in: resolved)).split(separator: ",", omittingEmptySubsequences: false)
+        XCTAssertEqual(addrs.count, 3, resolved)
+        XCTAssertEqual(addrs[0], "", "a socket path has no address")
+        XCTAssertTrue(addrs[1] == "127.0.0.1" || addrs[1] == "::1", resolved)
+        XCTAssertEqual(addrs[2], "127.0.0.1")
+        XCTAssertEqual(ConnInfo.value("host", in: resolved), "/tmp/x,localhost,127.0.0.1", "the names stay, for TLS and messages")
+        XCTAssertThrowsError(try ConnInfo.resolvingHost("host=no-such-host.invalid port=5432"))
+
+        let pair = try Pair("sync")
+        let tokens = try prepare(pair)
+        let named = "host=localhost,localhost port=\(pair.ports.a),\(pair.ports.b) dbname=rewind user=rewind"
+        let server = try startServer(named)
+        let (writer, watcher) = try setUpDocument(server, tokens)
+        let acks = try write(writer, count: 40) { i in
+            guard i == 20 else { return }
+            try pair.run("crash", "a")
+            try pair.run("promote", "b")
+        }
+        XCTAssertEqual(acks.map(\.version), Array(1...40))
+        try watcher.watch(until: 40)
+        XCTAssertEqual(watcher.seen, Array(1...40))
     }
 }

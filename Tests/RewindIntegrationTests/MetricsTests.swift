@@ -170,12 +170,14 @@ final class MetricsTests: XCTestCase {
         XCTAssertGreaterThan(Date().timeIntervalSince(start), 4)
     }
 
-    private func waitUntil(_ what: String, seconds: Double = 5, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while try !condition() {
-            guard Date() < deadline else { throw TestFailure("not within \(seconds) s: \(what)") }
-            usleep(50_000)
-        }
+}
+
+/// Polls `condition` every 50 ms until it holds; fails after `seconds`.
+func waitUntil(_ what: String, seconds: Double = 5, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while try !condition() {
+        guard Date() < deadline else { throw TestFailure("not within \(seconds) s: \(what)") }
+        usleep(50_000)
     }
 }
 

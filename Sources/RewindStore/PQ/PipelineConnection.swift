@@ -165,6 +165,23 @@ public final class PipelineConnection {
     private func connect() {
         guard !stopped, state == .idle else { return }
         state = .connecting
+        // Host names are resolved on libuv's thread pool, again for each
+        // connect (libpq would do it on this thread, and only once we pass
+        // it addresses does it not).
+        guard ConnInfo.namesHosts(conninfo) else { return start(conninfo) }
+        let info = conninfo
+        BackgroundWork.run(on: loop, { () -> Result<String, RewindError> in
+            do throws(RewindError) { return .success(try ConnInfo.resolvingHost(info)) } catch { return .failure(error) }
+        }, done: { [weak self] result in
+            guard let self, !self.stopped, self.state == .connecting else { return }
+            switch result {
+            case let .success(resolved): self.start(resolved)
+            case let .failure(e): self.retryLater(e.message)
+            }
+        })
+    }
+
+    private func start(_ conninfo: String) {
         guard let c = PQconnectStart(conninfo) else {
             retryLater("cannot start a connection (out of memory)")
             return
