@@ -229,7 +229,8 @@ final class FailoverTests: XCTestCase {
     }
 
     /// An instance started with the standby listed first connects to the
-    /// primary (libpq skips a read-only server under read-write), and writes.
+    /// primary (libpq skips a read-only server under read-write), and writes;
+    /// one started while the first host is down connects to the second.
     func testAServerGivenTheStandbyFirstWritesToThePrimary() throws {
         let pair = try Pair("sync")
         let tokens = try prepare(pair)
@@ -238,6 +239,14 @@ final class FailoverTests: XCTestCase {
         let acks = try write(writer, count: 5)
         XCTAssertEqual(acks.map(\.version), [1, 2, 3, 4, 5])
         XCTAssertEqual(try loggedTx(pair.conninfo, doc: "f").count, 5)
+
+        // And one started while the first host is down: it goes on to the second.
+        try pair.run("crash", "a")
+        try pair.run("promote", "b")
+        let late = try startServer(pair.conninfo)
+        let lateWriter = Client(port: late.port, user: "alice", token: tokens["alice"]!, doc: "f")
+        let more = try write(lateWriter, count: 3, from: 5)
+        XCTAssertEqual(more.map(\.version), [6, 7, 8])
     }
 
     /// Asynchronous replication can lose what was acknowledged: here the
