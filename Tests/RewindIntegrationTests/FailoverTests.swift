@@ -35,20 +35,9 @@ final class FailoverTests: XCTestCase {
 
         @discardableResult
         static func script(_ args: [String]) throws -> String {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: TestDatabase.repositoryRoot + "/scripts/pg-pair")
-            p.arguments = args
-            let out = Pipe(), err = Pipe()
-            p.standardOutput = out
-            p.standardError = err
-            try p.run()
-            let o = out.fileHandleForReading.readDataToEndOfFile()
-            let e = err.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            guard p.terminationStatus == 0 else {
-                throw TestFailure("scripts/pg-pair \(args.joined(separator: " ")): \(String(decoding: e, as: UTF8.self))")
-            }
-            return String(decoding: o, as: UTF8.self)
+            let r = try runProgram(TestDatabase.repositoryRoot + "/scripts/pg-pair", args)
+            guard r.status == 0 else { throw TestFailure("scripts/pg-pair \(args.joined(separator: " ")): \(r.err)") }
+            return r.out
         }
 
         deinit { _ = try? Self.script(["destroy", dir]) }

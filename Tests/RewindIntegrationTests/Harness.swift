@@ -369,8 +369,13 @@ func runAdmin(_ db: TestDatabase, _ args: [String]) throws -> (status: Int32, ou
 
 /// `rewind ARGS` as given (no database added: for unreachable ones and usage errors).
 func runRewind(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
+    try runProgram(ServerProcess.binDirectory + "/rewind", args)
+}
+
+/// A program run to its end: exit status, stdout, stderr.
+func runProgram(_ path: String, _ args: [String]) throws -> (status: Int32, out: String, err: String) {
     let p = Process()
-    p.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind")
+    p.executableURL = URL(fileURLWithPath: path)
     p.arguments = args
     let out = Pipe(), err = Pipe()
     p.standardOutput = out

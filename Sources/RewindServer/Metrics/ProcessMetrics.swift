@@ -1,4 +1,5 @@
 import Glibc
+import RewindStore
 
 /// The process's CPU, memory, descriptors and start time, read from
 /// `/proc/self` on each scrape, under the names Prometheus's own client
@@ -40,18 +41,7 @@ struct ProcessMetrics {
             + metric("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.", String(startTimeSeconds))
     }
 
-    private static func file(_ path: String) -> String {
-        guard let f = fopen(path, "r") else { return "" }
-        defer { fclose(f) }
-        var out: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            out += buf[..<n]
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    private static func file(_ path: String) -> String { readTextFile(path) ?? "" }
 
     private static func openDescriptors() -> Int {
         guard let dir = opendir("/proc/self/fd") else { return 0 }
