@@ -618,6 +618,8 @@ export class RewindClient extends EventTarget {
   scrubCommit() { return this.request("scrub_commit", { doc: this.doc }); }
   scrubCancel() { return this.request("scrub_cancel", { doc: this.doc }); }
   createDocument(fields = {}) { return this.request("create_doc", fields); }
+  /** Deletes a document you own (`delete_doc`); terminals on it get `closed` `deleted`. */
+  deleteDocument(doc = this.doc) { return this.request("delete_doc", { doc }); }
   shortcut(item) { return this.request("shortcut", { shortcut: { type: item.type, info: item.info ?? {} } }); }
 }
 

@@ -35,6 +35,7 @@ extension RequestType {
         .init(name: "close", rule: .session { s, r, c throws(RewindError) in try s.close(r, c) }),
         .init(name: "submit", rule: .role(.edit) { s, r, c, _ throws(RewindError) in try s.submit(r, c) }),
         .init(name: "share", rule: .role(.share) { s, r, c, _ throws(RewindError) in try s.share(r, c) }),
+        .init(name: "delete_doc", rule: .role(.own) { s, r, c, _ throws(RewindError) in try s.deleteDocument(r, c) }),
         // Undo (UndoHandlers.swift)
         .init(name: "begin_group", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.beginGroup(r, c, d) }),
         .init(name: "end_group", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.endGroup(r, c, d) }),

@@ -4,7 +4,8 @@ import RewindCore
 /// the `access` table, shared by the server (on the loop) and the admin CLI.
 public enum AccessRows {
     /// The owner and the members of a document; no row: no such document.
-    static let loadSQL = "SELECT d.owner, a.user_id, a.role FROM documents d LEFT JOIN access a ON a.doc = d.id WHERE d.id = $1"
+    /// A deleted document has no roles: it is `not_found` for everyone, as one that never existed.
+    static let loadSQL = "SELECT d.owner, a.user_id, a.role FROM documents d LEFT JOIN access a ON a.doc = d.id WHERE d.id = $1 AND d.deleted_at IS NULL"
 
     static func decode(_ rows: Rows) throws(RewindError) -> DocumentAccess? {
         guard rows.count > 0, let owner = rows.int(0, 0) else { return nil }
@@ -23,7 +24,7 @@ public enum AccessRows {
     /// and whether a row changed. The owner's role is never changed here.
     static let share = """
         WITH target AS (SELECT id FROM users WHERE name = $2),
-             doc AS (SELECT owner FROM documents WHERE id = $1),
+             doc AS (SELECT owner FROM documents WHERE id = $1 AND deleted_at IS NULL),
              removed AS (
                  DELETE FROM access a USING target
                  WHERE $3::text IS NULL AND a.doc = $1 AND a.user_id = target.id

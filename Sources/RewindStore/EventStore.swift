@@ -395,6 +395,14 @@ public final class EventStore {
         }
     }
 
+    /// Marks `doc` deleted if `owner` owns it and it is not deleted yet; false otherwise.
+    public func deleteDocument(_ doc: String, owner: Int64, _ done: @escaping (Result<Bool, RewindError>) -> Void) {
+        query(.init("UPDATE documents SET deleted_at = now() WHERE id = $1 AND owner = $2 AND deleted_at IS NULL RETURNING id",
+                    [doc, String(owner)])) { result in
+            done(result.map { $0.count == 1 })
+        }
+    }
+
     /// The owner and members of `doc`, or nil when there is no such document.
     public func access(doc: String, _ done: @escaping (Result<DocumentAccess?, RewindError>) -> Void) {
         query(.init(AccessRows.loadSQL, [doc])) { result in done(result.flatMap { rows in Result { () throws(RewindError) in try AccessRows.decode(rows) } }) }

@@ -14,7 +14,7 @@ extension EventStore {
             WHERE x.doc = e.doc AND x.user_id <> e.user_id ORDER BY x.last_edit DESC LIMIT 1
         ) o ON true
         LEFT JOIN users u ON u.id = o.user_id
-        WHERE e.user_id = $1
+        WHERE e.user_id = $1 AND d.deleted_at IS NULL
           AND (d.owner = $1 OR EXISTS (SELECT 1 FROM access a WHERE a.doc = e.doc AND a.user_id = $1))
         ORDER BY e.last_edit DESC, e.doc
         LIMIT $2

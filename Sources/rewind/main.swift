@@ -26,6 +26,7 @@ struct Rewind: ParsableCommand {
               user revoke NAME                    revoke every token of a user
               grant DOC USER editor|viewer        give a role on a document
               revoke DOC USER                     take it away
+              undelete DOC | --list               bring back a deleted document
 
             Every admin command takes --database CONNINFO (else REWIND_DATABASE, else the PG* variables) and --help. Exit status: 0 ok; 1 a check failed or the database refused (a name taken, a document that exists or does not); 2 usage; 3 the database cannot be reached. Every failure is followed by what to do. Long work (replay, verify, export, import) shows a progress bar on stderr when it is a terminal.
             """,
@@ -36,7 +37,7 @@ struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Operate a Rewind database: schema, users, the event log.",
         subcommands: [Migrate.self, Replay.self, Verify.self, Anchors.self, Export.self, Import.self, Tail.self, Stats.self,
-                      User.self, Grant.self, Revoke.self])
+                      User.self, Grant.self, Revoke.self, Undelete.self])
 }
 
 do {

@@ -81,6 +81,8 @@ final class DeployRoleTests: XCTestCase {
         let made = try req(alice, "shortcut", [("shortcut", .obj([("type", "new_document")]))])
         XCTAssertTrue(made.isOK, JSONWriter.string(.object(made)))
         XCTAssertTrue(try req(alice, "close", [("doc", "d")]).isOK)
+        XCTAssertTrue(try req(alice, "create_doc", [("doc", "gone")]).isOK)
+        XCTAssertTrue(try req(alice, "delete_doc", [("doc", "gone")]).isOK)
         // The quick actions were read (document_editors): hello lists the document alice edited.
         let later = try Terminal(port: server.port)
         let hello = try later.request("hello", [("user", "alice"), ("token", .string(db.tokens["alice"]!))])

@@ -12,14 +12,15 @@ public enum Role: String, Sendable, CaseIterable {
         switch need {
         case .read: return true
         case .edit: return self != .viewer
-        case .share: return self == .owner
+        case .share, .own: return self == .owner
         }
     }
 }
 
 /// What a request needs of the caller's role on its document.
 public enum Need: String, Sendable {
-    case read, edit, share
+    /// `own`: what only the owner does besides sharing (deleting the document).
+    case read, edit, share, own
 }
 
 /// What requests need is registered with each request type, in the server

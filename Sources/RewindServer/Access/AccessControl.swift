@@ -66,6 +66,14 @@ final class AccessControl {
         server.accessChanged(doc, a)
     }
 
+    /// This server deleted `doc` (after the commit): nobody has a role on it
+    /// from now on; its terminals here are told at once.
+    func deleted(_ doc: String) {
+        known[doc] = nil
+        server.quickActions.accessChanged(doc: doc)
+        server.accessChanged(doc, nil)
+    }
+
     /// A `rewind_access` notice: `doc:<id>` or `user:<id>`.
     func notice(_ payload: String) {
         notices += 1

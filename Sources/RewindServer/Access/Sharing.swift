@@ -33,6 +33,24 @@ extension Server {
         }
     }
 
+    /// `delete_doc {doc}` (the owner only: checked before it runs). The mark
+    /// is committed first; then every terminal that has the document open,
+    /// here and (through the `rewind_access` notice) on every instance, is
+    /// told `closed` `deleted`.
+    func deleteDocument(_ r: Request, _ c: Connection) throws(RewindError) {
+        let doc = try r.string("doc", maxBytes: config.limits.maxNameBytes)
+        store.deleteDocument(doc, owner: c.user!.id) { [unowned self] result in
+            switch result {
+            case let .failure(e): c.fail(r, e)
+            case .success(false): c.fail(r, .notFound("no document \"\(doc)\"", details: ["doc": .string(doc)]))
+            case .success(true):
+                self.logger.info("document deleted", metadata: ["doc": "\(doc)", "by": "\(c.label)"])
+                self.access.deleted(doc)
+                c.reply(Message.reply(r.id, [("doc", .string(doc)), ("deleted", true)]))
+            }
+        }
+    }
+
     /// Names that are no user, shared with (PROTOCOL.md: an owner learns
     /// whether a name is a user from `share`): logged, and limited per user
     /// (`shareProbeBurst`, refilled at `shareProbesPerMinute`), so that user
@@ -50,15 +68,17 @@ extension Server {
     /// The roles of `doc` changed (here or on another instance): terminals
     /// that lost all access are told `closed` and leave it (their open groups
     /// close, their presence goes); the others get their `prompt_state`
-    /// again (a viewer cannot undo).
+    /// again (a viewer cannot undo). No roles at all (`a` nil): the document
+    /// was deleted, and everyone is told `closed` `deleted`.
     func accessChanged(_ doc: String, _ a: DocumentAccess?) {
         guard let d = existingDocument(doc) else { return }
+        let reason = a == nil ? "deleted" : "forbidden"
         for c in Array(d.subscribers.values) {
             guard let user = c.user else { continue }
             if a?.role(of: user.id) == nil {
                 leaveDocument(c, doc)
-                c.push(SharedBytes(Message.push("closed", [("doc", .string(doc)), ("reason", "forbidden")])))
-                logger.info("access lost; document closed", metadata: ["conn": "\(c.label)", "doc": "\(doc)"])
+                c.push(SharedBytes(Message.push("closed", [("doc", .string(doc)), ("reason", .string(reason))])))
+                logger.info("access lost; document closed", metadata: ["conn": "\(c.label)", "doc": "\(doc)", "reason": "\(reason)"])
             } else {
                 pushPromptState(d, to: c)
             }
