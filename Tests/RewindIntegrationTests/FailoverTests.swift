@@ -79,7 +79,7 @@ final class FailoverTests: XCTestCase {
             while true {
                 do {
                     let t = try Terminal(port: port, timeout: 15)
-                    let h = try t.request("hello", [("user", .string(user)), ("token", .string(token)), ("client", .string("\(user)-f"))])
+                    let h = try t.request("hello", [("user", .string(user)), ("token", .string(token)), ("client", .string("\(user)-\(port)"))])
                     guard h["ok"] == true else { throw TestFailure("hello: \(JSONWriter.string(.object(h)))") }
                     var fields: [(String, JSON)] = [("doc", .string(doc))]
                     if let last = seen.last { fields.append(("since", .int(last))) }
@@ -284,7 +284,9 @@ final class FailoverTests: XCTestCase {
     /// the standby is promoted. Every connection of both servers must leave
     /// it (writes refused with SQLSTATE 25006, the others by asking every
     /// 2 s) and find the new primary, listening included: each watcher then
-    /// sees every version, once, in order, whichever instance wrote it.
+    /// sees every version, once, in order, whichever instance wrote it; the
+    /// liveness locks are held on the new primary and presence crosses
+    /// instances again.
     func testTwoInstancesLeaveAPrimaryThatTurnedReadOnlyAndWatchersStayGapless() throws {
         let pair = try Pair("sync")
         let tokens = try prepare(pair)
@@ -295,14 +297,14 @@ final class FailoverTests: XCTestCase {
         let watcherTwo = Client(port: two.port, user: "bob", token: tokens["bob"]!, doc: "f")
         _ = try watcherTwo.terminal()
 
+        // Each writer writes on top of what its own instance has shown (its watcher saw it).
         func writeBoth(_ rounds: Int, from: Int) throws {
             for i in 0..<rounds {
-                for (w, tag) in [(writerOne, 0), (writerTwo, 1)] {
-                    w.seen = [watcherOne.seen.last ?? 0]
-                    try watcherOne.watch(until: watcherOne.seen.last ?? 0)
+                for (w, watcher, tag) in [(writerOne, watcherOne, 0), (writerTwo, watcherTwo, 1)] {
+                    let head = Int64(try loggedTx(pair.conninfo, doc: "f").count)
+                    try watcher.watch(until: head)
+                    w.seen = [head]
                     _ = try write(w, count: 1, from: (from + i) * 2 + tag)
-                    let v = try XCTUnwrap(try loggedTx(pair.conninfo, doc: "f").count)
-                    try watcherOne.watch(until: Int64(v))
                 }
             }
         }
@@ -319,6 +321,25 @@ final class FailoverTests: XCTestCase {
             try w.watch(until: 20)
             XCTAssertEqual(w.seen, Array(1...20), "\(w.user) on port \(w.port) saw every version once, in order")
         }
+        // Both instances' liveness locks are held on the new primary (the listening connections moved)…
+        let b = try pair.node(pair.ports.b)
+        try waitUntil("both listening connections, with their liveness locks, on the new primary", seconds: 10) {
+            try b.query("""
+                SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+                WHERE l.locktype = 'advisory' AND a.application_name = 'rewind-notify'
+                """).int(0, 0) == 2
+        }
+        // …and presence crosses instances again: bob focusing on instance two is seen on instance one.
+        let alice = try writerOne.terminal()
+        let node = JSON.obj([("op", "create"), ("node", "n"), ("parent", "root"), ("kind", "text"), ("frame", [0, 0, 10, 10]), ("focusable", true)])
+        let made = try alice.request("submit", [("doc", "f"), ("tx", "node"), ("base", 20), ("ops", [node])])
+        XCTAssertEqual(made["version"], 21, "\(JSONWriter.string(.object(made)))\n\(one.log.suffix(3000))")
+        try watcherTwo.watch(until: 21)
+        XCTAssertTrue(try watcherTwo.terminal().request("focus", [("doc", "f"), ("node", "n")]).isOK)
+        alice.pushes.removeAll()
+        let seen = try alice.push("presence")
+        XCTAssertEqual(seen["user"], "bob", JSONWriter.string(.object(seen)))
+
         let metrics = try Scrape(port: XCTUnwrap(one.metricsPort))
         XCTAssertGreaterThanOrEqual(metrics["rewind_pg_left_read_only_total"] ?? 0, 1, "connections left the read-only server")
         XCTAssertGreaterThanOrEqual(metrics["rewind_pg_outages_total"] ?? 0, 1)
