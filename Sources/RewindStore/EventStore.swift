@@ -86,6 +86,10 @@ public final class EventStore {
                 self.everAvailable = true
                 self.onReady()
             }
+            // One connection found its server no longer the primary: the others are asked at once.
+            c.onLeftPrimary = { [unowned self] in
+                for other in [self.connection] + self.writers.map(\.connection) where other !== c { other.checkPrimaryNow() }
+            }
             c.onLost = { [unowned self] in
                 guard self.everAvailable, self.downSince == nil else { return }
                 self.downSince = self.clock.now
@@ -379,8 +383,21 @@ public final class EventStore {
     }
 
     /// The head (event version and stream position) of `doc`, or nil when there is no such document.
+    /// Read only from a writable primary: a head from a server that is no
+    /// longer one (a demoted primary, for the moment before the connection
+    /// notices) could be behind what was committed; then `unavailable`, and
+    /// the connection goes to find the primary.
     public func head(doc: String, _ done: @escaping (Result<Head?, RewindError>) -> Void) {
-        query(.init("SELECT head, seq, head_hash FROM documents WHERE id = $1", [doc])) { result in
+        let sql = """
+            SELECT d.head, d.seq, d.head_hash, p.stale
+            FROM (SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on' AS stale) p
+            LEFT JOIN documents d ON d.id = $1
+            """
+        query(.init(sql, [doc])) { [connection] result in
+            if case let .success(rows) = result, rows.count == 1, rows[0, 3] == "t" {
+                connection.notPrimary("a head was read from a server that is no longer a writable primary (a failover?)")
+                return done(.failure(.storage("the database is failing over: no writable primary yet")))
+            }
             done(result.map { rows in
                 guard rows.count == 1, let v = rows.int(0, 0), let s = rows.int(0, 1) else { return nil }
                 return Head(version: v, seq: s, hash: rows[0, 2].flatMap(LogRows.bytea))

@@ -18,9 +18,36 @@ final class FailoverTests: XCTestCase {
 
         init(_ mode: String) throws {
             dir = "/tmp/rwp-\(getpid())-\(UInt32.random(in: 0..<1_000_000))"
-            let base = 56_000 + Int(getpid() % 500) * 4 + Int.random(in: 0..<2) * 2
-            ports = (base, base + 1)
-            conninfo = try Self.script(["create", dir, String(ports.a), String(ports.b), mode]).trimmingCharacters(in: .whitespacesAndNewlines)
+            // Ports the kernel says are free now (a fixed range would meet clients' ephemeral ports);
+            // taken again if one is gone by the time PostgreSQL binds it.
+            var tries = 0
+            while true {
+                let p = (try Self.freePort(), try Self.freePort())
+                if p.0 == p.1 { continue }
+                do {
+                    conninfo = try Self.script(["create", dir, String(p.0), String(p.1), mode]).trimmingCharacters(in: .whitespacesAndNewlines)
+                    ports = p
+                    break
+                } catch {
+                    tries += 1
+                    _ = try? Self.script(["destroy", dir])
+                    if tries == 3 { throw error }
+                }
+            }
+        }
+
+        static func freePort() throws -> Int {
+            let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(s) }
+            var a = sockaddr_in()
+            a.sin_family = sa_family_t(AF_INET)
+            a.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let ok = withUnsafeMutablePointer(to: &a) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, len) == 0 && getsockname(s, $0, &len) == 0 }
+            }
+            guard ok else { throw TestFailure("no free port") }
+            return Int(UInt16(bigEndian: a.sin_port))
         }
 
         /// One node alone (no failover between hosts).
@@ -290,8 +317,8 @@ final class FailoverTests: XCTestCase {
     func testTwoInstancesLeaveAPrimaryThatTurnedReadOnlyAndWatchersStayGapless() throws {
         let pair = try Pair("sync")
         let tokens = try prepare(pair)
-        let one = try startServer(pair.conninfo, ["--metrics", "127.0.0.1:0"])
-        let two = try startServer(pair.conninfo)
+        let one = try startServer(pair.conninfo, ["--metrics", "127.0.0.1:0", "--log-level", "info"])
+        let two = try startServer(pair.conninfo, ["--log-level", "info"])
         let (writerOne, watcherOne) = try setUpDocument(one, tokens)
         let writerTwo = Client(port: two.port, user: "alice", token: tokens["alice"]!, doc: "f")
         let watcherTwo = Client(port: two.port, user: "bob", token: tokens["bob"]!, doc: "f")
@@ -330,15 +357,23 @@ final class FailoverTests: XCTestCase {
                 """).int(0, 0) == 2
         }
         // …and presence crosses instances again: bob focusing on instance two is seen on instance one.
-        let alice = try writerOne.terminal()
-        let node = JSON.obj([("op", "create"), ("node", "n"), ("parent", "root"), ("kind", "text"), ("frame", [0, 0, 10, 10]), ("focusable", true)])
-        let made = try alice.request("submit", [("doc", "f"), ("tx", "node"), ("base", 20), ("ops", [node])])
-        XCTAssertEqual(made["version"], 21, "\(JSONWriter.string(.object(made)))\n\(one.log.suffix(3000))")
-        try watcherTwo.watch(until: 21)
-        XCTAssertTrue(try watcherTwo.terminal().request("focus", [("doc", "f"), ("node", "n")]).isOK)
-        alice.pushes.removeAll()
-        let seen = try alice.push("presence")
-        XCTAssertEqual(seen["user"], "bob", JSONWriter.string(.object(seen)))
+        var step = "alice's terminal"
+        do {
+            let alice = try writerOne.terminal()
+            step = "the focusable node"
+            let node = JSON.obj([("op", "create"), ("node", "n"), ("parent", "root"), ("kind", "text"), ("frame", [0, 0, 10, 10]), ("focusable", true)])
+            let made = try alice.request("submit", [("doc", "f"), ("tx", "node"), ("base", 20), ("ops", [node])])
+            XCTAssertEqual(made["version"], 21, JSONWriter.string(.object(made)))
+            step = "instance two showing it"
+            try watcherTwo.watch(until: 21)
+            step = "bob's focus"
+            XCTAssertTrue(try watcherTwo.terminal().request("focus", [("doc", "f"), ("node", "n")]).isOK)
+            step = "bob's presence on instance one"
+            let seen = try alice.push("presence")
+            XCTAssertEqual(seen["user"], "bob", JSONWriter.string(.object(seen)))
+        } catch {
+            XCTFail("\(step): \(error)\ninstance one:\n\(one.log.suffix(2500))\ninstance two:\n\(two.log.suffix(2500))")
+        }
 
         let metrics = try Scrape(port: XCTUnwrap(one.metricsPort))
         XCTAssertGreaterThanOrEqual(metrics["rewind_pg_left_read_only_total"] ?? 0, 1, "connections left the read-only server")

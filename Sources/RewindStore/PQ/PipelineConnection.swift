@@ -279,6 +279,19 @@ public final class PipelineConnection {
         }
     }
 
+    /// Called when this connection left a server that was not a writable
+    /// primary: its siblings may be on that server too (`checkPrimaryNow`).
+    public var onLeftPrimary: () -> Void = {}
+
+    /// Asks now (not at the next 2 s tick) whether the server is still a writable primary.
+    public func checkPrimaryNow() {
+        if requiresPrimary, state == .ready { checkPrimary() }
+    }
+
+    /// What this connection read came from a server that is not a writable
+    /// primary (a stale answer): leave it for the primary.
+    public func notPrimary(_ why: String) { leftPrimary(why) }
+
     private func checkPrimary() {
         send([Statement("SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'")]) { [weak self] result in
             guard let self, case let .success(outcomes) = result, case let .rows(r)? = outcomes.first, r[0, 0] == "t" else { return }
@@ -291,6 +304,7 @@ public final class PipelineConnection {
         leftReadOnly += 1
         logger.warning("\(why): reconnecting to find the primary")
         lost(because: why)
+        onLeftPrimary()
     }
 
     private func teardown(reason: String) {
