@@ -19,11 +19,19 @@ public enum Replay {
             ? headSeq
             : try db.query("SELECT coalesce(max(seq), 0) FROM log WHERE doc = $1 AND version <= $2", [doc, String(target)]).int(0, 0) ?? 0
         var ledger = DocumentLedger(doc: doc)
-        // Pages are read and their hashes checked on a second thread (`LogPageReader`); here they are applied.
-        let reader = LogPageReader(doc: doc, db: db, toSeq: stop)
+        // Pages are read and decoded on a second thread (`LogPageReader`);
+        // here their hashes are checked and they are applied. Reading and
+        // decoding cost about as much as hashing and applying (perf, 300,000
+        // events): the two threads are kept about equally busy.
+        let reader = LogPageReader(doc: doc, db: db, toSeq: stop, checksChain: false)
         defer { reader.finish() }
+        var previous: [UInt8] = []
         while ledger.seq < stop {
-            for entry in try reader.next() { try ledger.replay(entry, verify: false) }
+            for entry in try reader.next() {
+                try DocumentLedger.checkChain(entry, doc: doc, after: previous)
+                previous = entry.hash
+                try ledger.replay(entry, verify: false)
+            }
             // Memory follows the undo stacks, not the log's length (as on the server, at each snapshot).
             ledger.compactHistory()
             ledger.forgetOldTransactions()
