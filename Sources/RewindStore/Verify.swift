@@ -104,7 +104,7 @@ public enum Verify {
                     let v: Int64? = if case let .event(e) = entry { e.version } else { nil }
                     return Problem(doc: doc, seq: seq, version: v, what: error.message)
                 }
-                if case let .event(e) = entry, let before, let problem = checkInverse(e, before: before, after: ledger.document) {
+                if case let .event(e) = entry, let before, let problem = checkInverse(e, before: before, ledger: &ledger) {
                     return Problem(doc: doc, seq: seq, version: e.version, what: problem)
                 }
                 if let expected = anchored.removeValue(forKey: seq), expected != ledger.headHash {
@@ -160,17 +160,22 @@ public enum Verify {
         }
     }
 
-    /// Applying the inverse to the state after the event gives the state before it (checked on the nodes it touched).
-    static func checkInverse(_ e: Event, before: Before, after: Document) -> String? {
-        var back = after
-        do { try back.replay(e.inverse) } catch { return "its inverse does not apply: \(error.message)" }
-        for (k, node, siblings) in before.nodes {
-            if node != back[k] { return "its inverse does not give back node \"\(k)\" as it was" }
-            if let p = node?.parent, siblings != back[p]?.children {
-                return "its inverse does not put \"\(k)\" back in place under \"\(p)\""
+    /// Applying the inverse to the state after the event gives the state
+    /// before it (checked on the nodes it touched). Done on the ledger's own
+    /// document, in place (`DocumentLedger.withStateBefore`): a copy to apply
+    /// the inverse to cost a copy of every node per event (41 % of a verify).
+    static func checkInverse(_ e: Event, before: Before, ledger: inout DocumentLedger) -> String? {
+        do {
+            return try ledger.withStateBefore(e) { back -> String? in
+                for (k, node, siblings) in before.nodes {
+                    if node != back[k] { return "its inverse does not give back node \"\(k)\" as it was" }
+                    if let p = node?.parent, siblings != back[p]?.children {
+                        return "its inverse does not put \"\(k)\" back in place under \"\(p)\""
+                    }
+                }
+                return before.count == back.nodeCount ? nil : "its inverse leaves \(back.nodeCount) nodes where there were \(before.count)"
             }
-        }
-        return before.count == back.nodeCount ? nil : "its inverse leaves \(back.nodeCount) nodes where there were \(before.count)"
+        } catch { return "its inverse does not apply: \(error.message)" }
     }
 
     static func checkSnapshot(_ s: (seq: Int64, hash: [UInt8], digest: [UInt8], state: String), ledger: DocumentLedger, at seq: Int64) -> String? {

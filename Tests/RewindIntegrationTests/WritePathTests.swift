@@ -240,3 +240,34 @@ final class WritePathTests: XCTestCase {
         XCTAssertNil(try Verify.document("m", db: db.db))
     }
 }
+
+/// `verify` checks every event's inverse on its own, not only the chain: an
+/// inverse rewritten and re-sealed (the chain then holds) is still caught,
+/// and the check leaves the document as it was for the entries after it.
+final class VerifyInverseTests: XCTestCase {
+    func testAWrongInverseResealedIsCaughtAndAGoodLogPasses() throws {
+        let f = try Fixture(doc: "d")
+        for i in 1...6 {
+            try f.alice.submit("d", tx: "t\(i)", base: Int64(i - 1), [["op": "set", "node": "root", "key": "k", "value": .int(Int64(i))]])
+        }
+        XCTAssertEqual(try runAdmin(f.db, ["verify", "d"]).status, 0, "a good log passes (each inverse checked in place, the state put back)")
+        try f.db.db.execute(script: """
+            ALTER TABLE log DISABLE TRIGGER USER;
+            UPDATE log SET inverse = '[{"op":"set","node":"root","key":"k","value":99}]' WHERE doc = 'd' AND version = 4 AND entry = 'event';
+            DO $$ DECLARE r record; prev bytea; BEGIN
+                SELECT hash INTO prev FROM log WHERE doc = 'd' AND seq = (SELECT seq FROM log WHERE doc = 'd' AND version = 4 AND entry = 'event') - 1;
+                FOR r IN SELECT * FROM log WHERE doc = 'd' AND seq >= (SELECT seq FROM log WHERE doc = 'd' AND version = 4 AND entry = 'event') ORDER BY seq LOOP
+                    prev := rewind_entry_hash(prev, r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp,
+                        r.action, r.tx, r.tx_digest, r.base, r.ops, r.inverse, r.refers, r.meta, (extract(epoch FROM r.time) * 1000)::bigint);
+                    UPDATE log SET hash = prev WHERE doc = 'd' AND seq = r.seq;
+                END LOOP;
+                UPDATE documents SET head_hash = prev WHERE id = 'd';
+            END $$;
+            DELETE FROM snapshots WHERE doc = 'd';
+            ALTER TABLE log ENABLE TRIGGER USER;
+            """)
+        let r = try runAdmin(f.db, ["verify", "d"])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.out.contains("(version 4): its inverse does not give back node \"root\" as it was"), r.out)
+    }
+}

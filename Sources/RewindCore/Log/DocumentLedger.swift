@@ -297,6 +297,18 @@ public struct DocumentLedger: Sendable {
         headHash = hash
     }
 
+    /// `check` sees the document as it was before `e` (its last event),
+    /// reached by applying `e`'s inverse in place; then `e`'s ops are applied
+    /// again. No copy of the document is made (verify checks every inverse
+    /// this way). If either step throws, the document is left as it was
+    /// then: the ledger is not to be used further.
+    public mutating func withStateBefore<T>(_ e: Event, _ check: (Document) -> T) throws(RewindError) -> T {
+        try document.replay(e.inverse)
+        let result = check(document)
+        try document.replay(e.ops)
+        return result
+    }
+
     /// Applies the next entry of the log. `verify: false` for entries this
     /// ledger's own twin sealed (the committed ledger taking the speculative
     /// one's entries): their hash was just computed, not read.
