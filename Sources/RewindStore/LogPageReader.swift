@@ -21,7 +21,9 @@ final class LogPageReader: @unchecked Sendable {
 
     /// `checksChain`: false when the caller checks the hash chain itself
     /// (`Replay` does, on its own thread, to share the work between the two).
-    init(doc: String, db: Database, toSeq stop: Int64, pageSize: Int = 5_000, checksChain: Bool = true) {
+    /// `endsAtEmptyPage`: the log may end anywhere (`verify` reads past the
+    /// head it was told of): an empty page is the last one, not an error.
+    init(doc: String, db: Database, toSeq stop: Int64, pageSize: Int = 5_000, checksChain: Bool = true, endsAtEmptyPage: Bool = false) {
         let box = DatabaseBox(db)
         DispatchQueue.global().async { [self] in
             defer { done.signal() }
@@ -31,6 +33,7 @@ final class LogPageReader: @unchecked Sendable {
                 if stopping.isSet { return }
                 let page = Result { () throws(RewindError) -> [LogEntry] in
                     let entries = try LogRows.decode(doc: doc, try box.db.query(LogRows.range(doc: doc, afterSeq: seq, toSeq: stop, limit: pageSize)))
+                    if entries.isEmpty && endsAtEmptyPage { return [] }
                     guard !entries.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at entry \(seq), its head says \(stop)") }
                     if checksChain {
                         for e in entries {
@@ -43,7 +46,7 @@ final class LogPageReader: @unchecked Sendable {
                 slots[put % 2] = page
                 put += 1
                 filled.signal()
-                guard case let .success(entries) = page else { return }
+                guard case let .success(entries) = page, !entries.isEmpty else { return }
                 seq = entries.last!.seq
             }
         }

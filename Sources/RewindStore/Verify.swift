@@ -84,10 +84,13 @@ public enum Verify {
         guard snapshots.count == snapshotRows.count else { return Problem(doc: doc, what: "a snapshot row is malformed") }
         var anchored = Dictionary(anchors.filter { $0.doc == doc }.map { ($0.seq, $0.hash) }, uniquingKeysWith: { a, _ in a })
         var ledger = DocumentLedger(doc: doc, limits: .unbounded)
+        // Pages are read and decoded on a second thread while the ones before
+        // them are checked here (to the log's real end, past the head if it goes on).
+        let reader = LogPageReader(doc: doc, db: db, toSeq: .max, checksChain: false, endsAtEmptyPage: true)
+        defer { reader.finish() }
         while true {
-            let s = LogRows.range(doc: doc, afterSeq: ledger.seq, toSeq: Int64.max, limit: 5_000)
             let entries: [LogEntry]
-            do { entries = try LogRows.decode(doc: doc, try db.query(s)) } catch {
+            do { entries = try reader.next() } catch {
                 return Problem(doc: doc, seq: ledger.seq + 1, what: error.message)
             }
             if entries.isEmpty { break }
