@@ -114,19 +114,7 @@ final class WritePathTests: XCTestCase {
         XCTAssertEqual(try db.eventCount("d"), 4)
 
         // Re-seal from the changed entry on, as a superuser who knows the encoding would.
-        try db.db.execute(script: """
-            ALTER TABLE log DISABLE TRIGGER USER;
-            DO $$ DECLARE r record; prev bytea; BEGIN
-                SELECT hash INTO prev FROM log WHERE doc = 'd' AND seq = 3;
-                FOR r IN SELECT * FROM log WHERE doc = 'd' AND seq >= 4 ORDER BY seq LOOP
-                    prev := rewind_entry_hash(prev, r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp,
-                        r.action, r.tx, r.tx_digest, r.base, r.ops, r.inverse, r.refers, r.meta, (extract(epoch FROM r.time) * 1000)::bigint);
-                    UPDATE log SET hash = prev WHERE doc = 'd' AND seq = r.seq;
-                END LOOP;
-                UPDATE documents SET head_hash = prev WHERE id = 'd';
-            END $$;
-            ALTER TABLE log ENABLE TRIGGER USER;
-            """)
+        try db.db.execute(script: resealSQL(doc: "d", from: "4"))
         XCTAssertEqual(try runAdmin(db, ["verify", "d"]).status, 0, "a re-sealed chain holds together on its own")
         let resealed = try runAdmin(db, ["verify", "--anchors", anchorFile])
         XCTAssertEqual(resealed.status, 1)
@@ -241,6 +229,24 @@ final class WritePathTests: XCTestCase {
     }
 }
 
+/// SQL that re-seals `doc`'s chain from the entry at seq `from` (an SQL
+/// expression) on, as a superuser who knows the encoding would.
+func resealSQL(doc: String, from: String) -> String {
+    """
+    ALTER TABLE log DISABLE TRIGGER USER;
+    DO $$ DECLARE r record; prev bytea; BEGIN
+        SELECT hash INTO prev FROM log WHERE doc = '\(doc)' AND seq = \(from) - 1;
+        FOR r IN SELECT * FROM log WHERE doc = '\(doc)' AND seq >= \(from) ORDER BY seq LOOP
+            prev := rewind_entry_hash(prev, r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp,
+                r.action, r.tx, r.tx_digest, r.base, r.ops, r.inverse, r.refers, r.meta, (extract(epoch FROM r.time) * 1000)::bigint);
+            UPDATE log SET hash = prev WHERE doc = '\(doc)' AND seq = r.seq;
+        END LOOP;
+        UPDATE documents SET head_hash = prev WHERE id = '\(doc)';
+    END $$;
+    ALTER TABLE log ENABLE TRIGGER USER;
+    """
+}
+
 /// `verify` checks every event's inverse on its own, not only the chain: an
 /// inverse rewritten and re-sealed (the chain then holds) is still caught,
 /// and the check leaves the document as it was for the entries after it.
@@ -254,18 +260,9 @@ final class VerifyInverseTests: XCTestCase {
         try f.db.db.execute(script: """
             ALTER TABLE log DISABLE TRIGGER USER;
             UPDATE log SET inverse = '[{"op":"set","node":"root","key":"k","value":99}]' WHERE doc = 'd' AND version = 4 AND entry = 'event';
-            DO $$ DECLARE r record; prev bytea; BEGIN
-                SELECT hash INTO prev FROM log WHERE doc = 'd' AND seq = (SELECT seq FROM log WHERE doc = 'd' AND version = 4 AND entry = 'event') - 1;
-                FOR r IN SELECT * FROM log WHERE doc = 'd' AND seq >= (SELECT seq FROM log WHERE doc = 'd' AND version = 4 AND entry = 'event') ORDER BY seq LOOP
-                    prev := rewind_entry_hash(prev, r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp,
-                        r.action, r.tx, r.tx_digest, r.base, r.ops, r.inverse, r.refers, r.meta, (extract(epoch FROM r.time) * 1000)::bigint);
-                    UPDATE log SET hash = prev WHERE doc = 'd' AND seq = r.seq;
-                END LOOP;
-                UPDATE documents SET head_hash = prev WHERE id = 'd';
-            END $$;
-            DELETE FROM snapshots WHERE doc = 'd';
             ALTER TABLE log ENABLE TRIGGER USER;
-            """)
+            DELETE FROM snapshots WHERE doc = 'd';
+            """ + resealSQL(doc: "d", from: "(SELECT seq FROM log WHERE doc = 'd' AND version = 4 AND entry = 'event')"))
         let r = try runAdmin(f.db, ["verify", "d"])
         XCTAssertEqual(r.status, 1)
         XCTAssertTrue(r.out.contains("(version 4): its inverse does not give back node \"root\" as it was"), r.out)
