@@ -367,6 +367,13 @@ def cmd_subscriber(port, token, user, doc, stopfile, writer_out, out):
                 conn.send({"type": "ping"})
                 last_ping = now()
             msg = conn.read(0.2)
+            if msg is not None and msg.get("push") == "closed" and msg.get("doc") == doc:
+                # The server stopped the document (its log lost versions it had
+                # pushed, after an asynchronous failover): open it again.
+                disconnects.append([now(), "closed: %s" % msg.get("reason")])
+                conn.close()
+                conn = None
+                continue
             if msg is not None and "push" in msg:
                 on_push(msg)
         except Stop:
