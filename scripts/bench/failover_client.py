@@ -457,6 +457,10 @@ def cmd_report(writer_out, sub_out, rounds_file, log_txs):
     # some time after the command (the monitor drains the primary first).
     windows = []
     stuck = []
+    # The baseline, same run: how long PostgreSQL itself had no writable
+    # primary (from the failover to the promotion the harness saw: the
+    # standby taking writes). No client, ours or another, can write sooner.
+    no_primary = []
     print("round  primary→        t_failover     outage from    to      window_ms  unavailable  disconnects  promoted  healthy  lost")
     for r in rounds:
         t0, t1 = r["t_fail"], r.get("t_healthy", r["t_fail"])
@@ -467,6 +471,8 @@ def cmd_report(writer_out, sub_out, rounds_file, log_txs):
         gap, a, b = max(pairs, key=lambda x: x[0])
         win = gap * 1000.0
         windows.append(win)
+        if r.get("t_promoted") and not r.get("t_restart"):
+            no_primary.append((r["t_promoted"] - t0) * 1000.0)
         unav = sum(1 for e in w["errors"] if a[3] <= e[0] <= b[3] and e[2] == "unavailable")
         disc = sum(1 for d in w["disconnects"] if a[3] <= d[0] <= b[3])
         prev = max([q["t_fail"] for q in rounds if q["t_fail"] < t0] or [0])
@@ -485,6 +491,11 @@ def cmd_report(writer_out, sub_out, rounds_file, log_txs):
         ok = [x for x in windows if x not in stuck]
         if stuck and ok:
             print("  without those: %d failovers, p50 %.0f ms, max %.0f ms" % (len(ok), pct(ok, 50), max(ok)))
+        if no_primary and ok:
+            print("baseline, same run: PostgreSQL without a writable primary (failover → promotion seen): p50 %.0f ms, max %.0f ms"
+                  % (pct(no_primary, 50), max(no_primary)))
+            print("RATIO unavailable_p50/no_primary_p50=%.2f (what Rewind adds to PostgreSQL's own outage; the promotion is seen by polling every ~0.5 s)"
+                  % (pct(ok, 50) / pct(no_primary, 50)))
     # The longest gaps between acks outside the failovers (stalls elsewhere).
     gaps = []
     for a, b in zip(acks, acks[1:]):
