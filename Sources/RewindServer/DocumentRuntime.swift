@@ -310,16 +310,17 @@ final class DocumentRuntime {
         guard !halted else { return }
         server.logger.error("the log lost committed entries of \(id): \(why); PostgreSQL lost acknowledged transactions (failed over to a standby that had not received them, or restored from a backup): reading it again from the log",
                             metadata: ["doc": "\(id)"])
-        halt(RewindError(.unavailable, "document \"\(id)\" is being read again: the database lost some of its latest versions (a failover); open it again"),
-             with: nil, why: "the log lost committed entries", failure: .unavailable)
+        let e = RewindError(.unavailable, "document \"\(id)\" is being read again: the database lost some of its latest versions (a failover); open it again")
+        halt(e, with: nil, why: "the log lost committed entries", failure: e)
     }
 
+    /// `failure`: what waiters are answered (default: `haltedError`, internal).
     private func halt(_ error: RewindError, with first: Request?, why: String = "a committed entry does not apply",
-                      failure code: ErrorCode = .internal) {
+                      failure: RewindError? = nil) {
         server.logger.error("document stopped: \(why)", metadata: ["doc": "\(id)", "error": "\(error)"])
         halted = true
         generation += 1
-        let failure = code == .internal ? Self.haltedError(id, error) : error
+        let failure = failure ?? Self.haltedError(id, error)
         var requests = pending.compactMap(\.request)
         if let first { requests.insert(first, at: 0) }
         pending = []
