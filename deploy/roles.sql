@@ -17,6 +17,7 @@ GRANT UPDATE (head, seq, head_hash, deleted_at) ON documents TO rewind_server;
 GRANT SELECT, INSERT, UPDATE, DELETE ON access TO rewind_server;
 GRANT SELECT, INSERT ON log TO rewind_server;
 GRANT SELECT, INSERT ON snapshots TO rewind_server;
+GRANT SELECT, INSERT ON document_keys, master_key TO rewind_server;
 -- Quick actions: who edited which document last, kept by a trigger on `log`
 -- (schema/010) that runs as the role appending, and read at `hello`.
 GRANT SELECT, INSERT, UPDATE ON document_editors TO rewind_server;

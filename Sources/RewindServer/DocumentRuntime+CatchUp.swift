@@ -38,10 +38,26 @@ extension DocumentRuntime {
 
     func catchUp() {
         state = .catchingUp
+        if committed.cipher == nil { return loadKey() }
         if !loadedOnce && committed.seq == 0 && server.config.snapshotEvery > 0 {
             return loadSnapshot()
         }
         readHead()
+    }
+
+    /// The document's data key, before anything of its log is read: the
+    /// ledger seals what it appends with it, and reads open what the log holds.
+    private func loadKey() {
+        server.store.documentKey(doc: id) { [self] result in
+            switch result {
+            case let .failure(e): self.catchUpFailed(e)
+            case .success(.noDocument), .success(.purged): self.catchUpFailed(.notFound("no document \"\(self.id)\""))
+            case let .success(.key(cipher)):
+                self.committed.cipher = cipher
+                self.speculative.cipher = cipher
+                self.catchUp()
+            }
+        }
     }
 
     /// First load: start from the newest snapshot, reading only the tail of
@@ -69,8 +85,9 @@ extension DocumentRuntime {
     /// The ledger from a snapshot, if the log's chain vouches for it; else the log is replayed.
     private func restore(_ snapshot: EventStore.Snapshot, _ tail: [LogEntry]) {
         do {
-            let ledger = try DocumentLedger(doc: id, snapshot: snapshot.state, tail: tail, limits: server.config.limits)
+            var ledger = try DocumentLedger(doc: id, snapshot: snapshot.state, tail: tail, limits: server.config.limits)
             guard ledger.seq == snapshot.seq else { throw RewindError(.internal, "snapshot header and body disagree") }
+            ledger.cipher = committed.cipher
             committed = ledger
             // Trusted from the tail's first entry up (its hashes link to the snapshot's, and on to the head as read next).
             if let first = tail.first {

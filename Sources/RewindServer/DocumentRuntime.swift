@@ -211,7 +211,7 @@ final class DocumentRuntime {
     private func lookUpOldTransaction(_ s: DocumentLedger.Submission, _ request: Request, otherwise error: RewindError) {
         server.store.transaction(doc: id, user: s.userID, tx: s.tx) { result in
             switch result {
-            case let .success(seen?) where seen.digest == s.digest:
+            case let .success(seen?) where seen.digest == self.committed.fingerprint(s):
                 request.replies.forEach { $0(.success(.version(seen.version))) }
             case let .success(seen?):
                 request.replies.forEach {
@@ -380,14 +380,23 @@ final class DocumentRuntime {
         // Bounded memory for a document served for ever: old transaction ids are the log's to answer.
         committed.forgetOldTransactions()
         speculative.forgetOldTransactions()
-        let (doc, store) = (id, server.store)
+        let (doc, store, cipher) = (id, server.store, committed.cipher)
         BackgroundWork.run(on: server.loop, {
-            let text = JSONWriter.string(ledger.snapshotJSON)
+            let plain = JSONWriter.string(ledger.snapshotJSON)
+            let text = cipher.map { $0.seal(plain, .snapshot) } ?? plain
             return (text, SHA256.hash(Array(text.utf8)))
         }) { snapshot in
             store.saveSnapshot(doc: doc, version: ledger.version, seq: ledger.seq, hash: ledger.headHash,
                                text: snapshot.0, digest: snapshot.1)
         }
+    }
+
+    /// A user erased: the ledgers name them by their pseudonym, and the
+    /// encoded events (which carry the old name) are read again from the log when asked for.
+    func userRenamed(_ user: Int64, to name: String) {
+        committed.rename(user: user, to: name)
+        speculative.rename(user: user, to: name)
+        recent.removeAll()
     }
 
     /// Committed events after `since` held in memory, or nil if some are older than that.

@@ -76,7 +76,9 @@ public final class Server {
         self.logger = logger
         webFiles = WebFiles(directory: config.webDirectory)
         loop = EventLoop()
-        store = EventStore(loop: loop, conninfo: config.conninfo, writers: config.writers, timeouts: config.databaseTimeouts, logger: logger)
+        guard let masterKey = config.masterKey else { preconditionFailure("ServerConfig.masterKey is required (--master-key-file)") }
+        store = EventStore(loop: loop, conninfo: config.conninfo, writers: config.writers, timeouts: config.databaseTimeouts,
+                           masterKey: masterKey, logger: logger)
         // An instance id for liveness and groups (`Notifications`): random, positive.
         let instance = Int32.random(in: 1...Int32.max)
         notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access", "rewind_log", "rewind_presence", "rewind_editors"],
@@ -132,7 +134,21 @@ public final class Server {
                 self.shutdown()
             }
         }
+        var masterKeyChecked = false
         store.onReady = { [unowned self] in
+            // Once, before serving: the database's data keys must be wrapped with our master key.
+            guard masterKeyChecked else {
+                return self.store.claimMasterKey { [unowned self] error in
+                    if let error, error.code == .forbidden {
+                        self.logger.critical("wrong master key; not serving", metadata: ["error": "\(error.message)"])
+                        self.listenError = error
+                        return self.shutdown()
+                    }
+                    guard error == nil else { return }  // PostgreSQL went away: the next onReady asks again
+                    masterKeyChecked = true
+                    self.store.onReady()
+                }
+            }
             startListening()
             // Back after losing PostgreSQL: a catch-up that failed meanwhile left documents behind.
             for d in self.loadedDocuments { d.logMayHaveMoved() }
@@ -353,15 +369,17 @@ public final class Server {
             leaveDocument(c, d.id)
             c.push(SharedBytes(Message.push("closed", [("doc", .string(d.id)), ("reason", "internal")])))
         }
-        if documents[d.id] === d { documents[d.id] = nil; promptBoard.forget(doc: d.id) }
+        if documents[d.id] === d { documents[d.id] = nil; promptBoard.forget(doc: d.id); store.keys.forget(d.id) }
     }
 
     /// Keeps loaded documents while anyone uses them; past a few hundred
     /// loaded, idle ones are dropped and read from the log again when needed.
-    func documentMayBeIdle(_ d: DocumentRuntime) {
-        if d.isIdle && documents.count > 256 && documents[d.id] === d {
+    /// `unloadNow`: drop it as soon as it is idle (deleted: its key leaves memory).
+    func documentMayBeIdle(_ d: DocumentRuntime, unloadNow: Bool = false) {
+        if d.isIdle && (unloadNow || documents.count > 256) && documents[d.id] === d {
             documents[d.id] = nil
             promptBoard.forget(doc: d.id)
+            store.keys.forget(d.id)
         }
         if shuttingDown { finishShutdownIfDone() }
     }

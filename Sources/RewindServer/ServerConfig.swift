@@ -7,6 +7,8 @@ public struct ServerConfig: Sendable {
     public var port = 7878
     /// libpq conninfo; empty means the standard PG* environment variables.
     public var conninfo = ""
+    /// Wraps every document's data key (`--master-key-file`); required.
+    public var masterKey: MasterKey?
     public var limits = Limits()
     /// A connection silent this long is closed (`bye` reason `idle`).
     public var idleTimeoutMs: UInt64 = 45_000

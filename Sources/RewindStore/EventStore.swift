@@ -54,9 +54,13 @@ public final class EventStore {
     private var beforeSleep: BeforeSleep?
     /// Entries per batch statement at most.
     public var maxBatch = 2_000
+    /// The data keys of loaded documents, and the master key that unwraps them.
+    public let keys: DocumentKeys
 
-    public init(loop: EventLoop, conninfo: String, writers: Int = 2, timeouts: PipelineConnection.Timeouts = .init(), logger: Logger) {
+    public init(loop: EventLoop, conninfo: String, writers: Int = 2, timeouts: PipelineConnection.Timeouts = .init(),
+                masterKey: MasterKey, logger: Logger) {
         self.logger = logger
+        keys = DocumentKeys(master: masterKey)
         clock = loop
         connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, requiresPrimary: true, logger: logger)
         self.writers = (0..<max(1, writers)).map { _ in
@@ -302,7 +306,7 @@ public final class EventStore {
 
     private func entries(_ s: PipelineConnection.Statement, doc: String, _ done: @escaping (Result<[LogEntry], RewindError>) -> Void) {
         query(s) { result in
-            done(result.flatMap { rows in Result { () throws(RewindError) in try LogRows.decode(doc: doc, rows) } })
+            done(result.flatMap { rows in Result { () throws(RewindError) in try LogRows.decode(doc: doc, rows, cipher: self.keys.cached(doc)) } })
         }
     }
 
@@ -367,10 +371,44 @@ public final class EventStore {
                 guard SHA256.hash(Array(text.utf8)) == digest else {
                     return .failure(RewindError(.internal, "snapshot of \(doc) at \(seq) does not match its digest (changed after it was stored)"))
                 }
-                do { return .success(Snapshot(seq: seq, hash: hash, state: try JSONParser.parse(text, maxDepth: 256))) } catch {
+                do { return .success(Snapshot(seq: seq, hash: hash, state: try JSONParser.parse(try LogRows.openSnapshot(text, doc: doc, cipher: self.keys.cached(doc)), maxDepth: 256))) } catch {
                     return .failure(RewindError(.internal, "snapshot of \(doc) at \(seq) does not parse: \(error)"))
                 }
             })
+        }
+    }
+
+    // MARK: Keys
+
+    /// The key of `doc` (created the first time), kept while it is loaded (`keys.forget`).
+    public func documentKey(doc: String, _ done: @escaping (Result<DocumentKeys.Lookup, RewindError>) -> Void) {
+        func attempt(_ left: Int) {
+            query(keys.fetchStatement(doc: doc)) { [keys] result in
+                let rows: Rows
+                switch result {
+                case let .failure(e): return done(.failure(e))
+                case let .success(r): rows = r
+                }
+                do throws(RewindError) {
+                    if let found = try keys.lookup(doc: doc, rows) { return done(.success(found)) }
+                } catch { return done(.failure(error)) }
+                guard left > 0 else { return done(.failure(RewindError(.unavailable, "the key of \(doc) could not be read: try again"))) }
+                attempt(left - 1)
+            }
+        }
+        attempt(2)
+    }
+
+    /// Claims the database for this server's master key on first use; an
+    /// error when the database's data keys are wrapped with another key.
+    public func claimMasterKey(_ done: @escaping (RewindError?) -> Void) {
+        query(.init(DocumentKeys.claimMasterSQL, [keys.master.id])) { [keys] result in
+            switch result {
+            case let .failure(e): done(e)
+            case let .success(rows):
+                guard let id = rows[0, 0] else { return done(RewindError(.internal, "no master key row")) }
+                done(id == keys.master.id ? nil : DocumentKeys.wrongMaster(path: keys.master.path, have: keys.master.id, database: id))
+            }
         }
     }
 

@@ -74,3 +74,36 @@ public enum Export {
         }
     }
 }
+
+extension Export {
+    /// A document's entries as an export writes them: ops and inverses
+    /// opened with the document's key, and the file's own hash chain over
+    /// those plain columns (what `import` checks the file with). The
+    /// stored chain — over the sealed text — is checked as the rows are read.
+    /// A document written before encryption (plain text) comes out as stored.
+    public struct PlainChain {
+        let doc: String
+        let cipher: DocumentCipher?
+        private var stored: [UInt8] = []
+        /// The hash of the last entry given, in the file's chain.
+        public private(set) var last: [UInt8] = []
+
+        public init(doc: String, cipher: DocumentCipher?) { self.doc = doc; self.cipher = cipher }
+
+        public mutating func next(_ e: LogExport.Entry) throws(RewindError) -> LogExport.Entry {
+            var row = e.row
+            guard row.chained(after: stored) == row.hash else {
+                throw RewindError(.internal, "the hash chain of \(doc) breaks at entry \(row.seq): run `rewind admin verify \(doc)`")
+            }
+            stored = row.hash
+            if let ops = row.ops, DocumentCipher.isSealed(ops) {
+                guard let cipher else { throw LogRows.sealed(doc) }
+                row.ops = try cipher.open(ops, .ops)
+                row.inverse = try row.inverse.map { (s: String) throws(RewindError) -> String in try cipher.open(s, .inverse) }
+            }
+            row.hash = row.chained(after: last)
+            last = row.hash
+            return LogExport.Entry(row: row, timeMicros: e.timeMicros)
+        }
+    }
+}

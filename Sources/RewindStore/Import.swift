@@ -93,7 +93,7 @@ public enum Import {
                                   String(r.time), "\\x" + Hex.string(r.hash)]
             do {
                 // The chain was just checked on the exact columns: the ledger need not hash again.
-                for entry in try LogRows.decode(doc: r.doc, Rows(columns: [], values: [row])) { try ledger.replay(entry, verify: false) }
+                for entry in try LogRows.decode(doc: r.doc, Rows(columns: [], values: [row]), cipher: nil) { try ledger.replay(entry, verify: false) }
             } catch {
                 throw .badRequest("entry \(r.seq) of \"\(r.doc)\" does not replay: \(error.message)")
             }
@@ -117,7 +117,7 @@ public enum Import {
     /// database; `as` gives the file's only document another id.
     /// `progress(entries done, entries in all)`; `imported` is told of each
     /// document once committed.
-    public static func apply(path: String, headers: [LogExport.Header], as newID: String?, db: Database,
+    public static func apply(path: String, headers: [LogExport.Header], as newID: String?, db: Database, keys: DocumentKeys,
                              progress: (Int64, Int64) -> Void = { _, _ in },
                              imported: (Imported) -> Void = { _ in }) throws(RewindError) {
         if let newID {
@@ -152,7 +152,7 @@ public enum Import {
                 case let .header(h):
                     try commit()
                     try db.query("BEGIN")
-                    batch = try DocumentBatch(h, as: newID ?? h.doc, db: db)
+                    batch = try DocumentBatch(h, as: newID ?? h.doc, db: db, keys: keys)
                 case let .entry(e):
                     guard batch != nil else { throw RewindError.conflict("\(path) changed while it was being imported") }
                     try batch!.add(e, db: db)
@@ -183,7 +183,7 @@ public enum Import {
         var seq: Int64 = 0
         var hash: [UInt8] = []
 
-        init(_ h: LogExport.Header, as doc: String, db: Database) throws(RewindError) {
+        init(_ h: LogExport.Header, as doc: String, db: Database, keys: DocumentKeys) throws(RewindError) {
             header = h
             self.doc = doc
             var ids: [String: Int64] = [:]
@@ -211,8 +211,11 @@ public enum Import {
             }
             var users: [Int64: Int64] = [:]
             for u in h.users { users[u.id] = ids[u.name] }
-            rechains = doc != h.doc || users.contains { $0.key != $0.value }
-            rechain = Rechain(doc: doc, users: users, renewIDs: doc != h.doc)
+            // The file holds plain text (an export opens it); here it is sealed
+            // with the new document's own key, so every hash is computed again.
+            guard case let .key(cipher) = try keys.lookup(doc: doc, db: db) else { throw .conflict("document \"\(doc)\" has no key") }
+            rechains = true
+            rechain = Rechain(doc: doc, users: users, renewIDs: doc != h.doc, sealingWith: cipher)
         }
 
         mutating func add(_ e: LogExport.Entry, db: Database) throws(RewindError) {

@@ -23,7 +23,9 @@ final class LogPageReader: @unchecked Sendable {
     /// (`Replay` does, on its own thread, to share the work between the two).
     /// `endsAtEmptyPage`: the log may end anywhere (`verify` reads past the
     /// head it was told of): an empty page is the last one, not an error.
-    init(doc: String, db: Database, toSeq stop: Int64, pageSize: Int = 5_000, checksChain: Bool = true, endsAtEmptyPage: Bool = false) {
+    /// `cipher`: opens the sealed ops and inverse (nil: only plain text can be read).
+    init(doc: String, db: Database, toSeq stop: Int64, cipher: DocumentCipher?, pageSize: Int = 5_000, checksChain: Bool = true,
+         endsAtEmptyPage: Bool = false) {
         let box = DatabaseBox(db)
         DispatchQueue.global().async { [self] in
             defer { done.signal() }
@@ -32,7 +34,8 @@ final class LogPageReader: @unchecked Sendable {
                 free.wait()
                 if stopping.isSet { return }
                 let page = Result { () throws(RewindError) -> [LogEntry] in
-                    let entries = try LogRows.decode(doc: doc, try box.db.query(LogRows.range(doc: doc, afterSeq: seq, toSeq: stop, limit: pageSize)))
+                    let entries = try LogRows.decode(doc: doc, try box.db.query(LogRows.range(doc: doc, afterSeq: seq, toSeq: stop, limit: pageSize)),
+                                                     cipher: cipher)
                     if entries.isEmpty && endsAtEmptyPage { return [] }
                     guard !entries.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at entry \(seq), its head says \(stop)") }
                     if checksChain {

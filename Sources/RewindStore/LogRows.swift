@@ -59,7 +59,8 @@ enum LogRows {
               [doc, String(first), String(last)])
     }
 
-    static func decode(doc: String, _ rows: Rows) throws(RewindError) -> [LogEntry] {
+    /// Entries as read with `select`; sealed ops and inverse are opened with `cipher`.
+    static func decode(doc: String, _ rows: Rows, cipher: DocumentCipher?) throws(RewindError) -> [LogEntry] {
         var out: [LogEntry] = []
         out.reserveCapacity(rows.count)
         for r in rows.values {
@@ -77,13 +78,15 @@ enum LogRows {
                         throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
                     }
                 }
+                let plainOps = try open(opsText, .ops, cipher, doc: doc, version: version)
+                let plainInverse = try open(invText, .inverse, cipher, doc: doc, version: version)
                 var e = Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
                               client: client, group: grp, kind: k, action: r[9], base: base,
-                              ops: try parseOps(opsText, doc: doc, version: version),
-                              inverse: try parseOps(invText, doc: doc, version: version), refers: r[15], time: time, meta: meta)
+                              ops: try parseOps(plainOps, doc: doc, version: version),
+                              inverse: try parseOps(plainInverse, doc: doc, version: version), refers: r[15], time: time, meta: meta)
                 e.seq = seq
                 e.hash = hash
-                e.stored = .init(ops: opsText, inverse: invText, meta: r[16])
+                e.stored = .init(ops: opsText, inverse: invText, meta: r[16], plainOps: plainOps)
                 out.append(.event(e))
             } else {
                 guard let k = GroupMark.Kind(rawValue: kind) else { throw RewindError(.internal, "malformed mark \(seq) in \(doc)") }
@@ -112,6 +115,27 @@ enum LogRows {
     static func bytea(_ s: String) -> [UInt8]? {
         guard s.hasPrefix("\\x") else { return nil }
         return Hex.bytes(String(s.dropFirst(2)))
+    }
+
+    /// A stored field as plain text: opened when sealed (plain text, from
+    /// before encryption or a test, is taken as it is).
+    private static func open(_ stored: String, _ field: DocumentCipher.Field, _ cipher: DocumentCipher?, doc: String,
+                             version: Int64) throws(RewindError) -> String {
+        guard DocumentCipher.isSealed(stored) else { return stored }
+        guard let cipher else { throw LogRows.sealed(doc) }
+        return try cipher.open(stored, field)
+    }
+
+    /// A snapshot's stored text as plain JSON text (opened when sealed).
+    static func openSnapshot(_ stored: String, doc: String, cipher: DocumentCipher?) throws(RewindError) -> String {
+        guard DocumentCipher.isSealed(stored) else { return stored }
+        guard let cipher else { throw sealed(doc) }
+        return try cipher.open(stored, .snapshot)
+    }
+
+    /// Content met without its key: purged, or read without the master key.
+    static func sealed(_ doc: String) -> RewindError {
+        RewindError(.forbidden, "the content of \(doc) is encrypted and its key was not given (a purged document, or no --master-key-file)")
     }
 
     private static func parseOps(_ text: String, doc: String, version: Int64) throws(RewindError) -> [Op] {

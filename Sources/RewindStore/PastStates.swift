@@ -17,7 +17,9 @@ extension EventStore {
                     return .failure(RewindError(.internal, "malformed snapshot row of \(doc)"))
                 }
                 // An unusable snapshot is skipped: the log alone can say the same.
-                guard SHA256.hash(Array(text.utf8)) == digest, let json = try? JSONParser.parse(text, maxDepth: 256),
+                guard SHA256.hash(Array(text.utf8)) == digest,
+                      let plain = try? LogRows.openSnapshot(text, doc: doc, cipher: self.keys.cached(doc)),
+                      let json = try? JSONParser.parse(plain, maxDepth: 256),
                       let s = try? DocumentLedger.snapshotDocument(json), s.version <= version
                 else { return .success(nil) }
                 return .success(s)

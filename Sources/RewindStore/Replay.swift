@@ -6,7 +6,8 @@ import RewindCore
 public enum Replay {
     /// The document at `version` (default: the head), with the group marks
     /// that follow that version's event.
-    public static func document(_ doc: String, to version: Int64? = nil, db: Database,
+    /// `keys`: to open the sealed content (a purged document is refused).
+    public static func document(_ doc: String, to version: Int64? = nil, db: Database, keys: DocumentKeys?,
                                 progress: ((Int64, Int64) -> Void)? = nil) throws(RewindError) -> DocumentLedger {
         let head = try db.query("SELECT head, seq FROM documents WHERE id = $1", [doc])
         guard head.count == 1, let headVersion = head.int(0, 0), let headSeq = head.int(0, 1) else { throw .notFound("no document \"\(doc)\"") }
@@ -18,12 +19,13 @@ public enum Replay {
         let stop = target == headVersion
             ? headSeq
             : try db.query("SELECT coalesce(max(seq), 0) FROM log WHERE doc = $1 AND version <= $2", [doc, String(target)]).int(0, 0) ?? 0
+        let cipher = try DocumentKeys.cipher(for: doc, keys: keys, db: db)
         var ledger = DocumentLedger(doc: doc)
         // Pages are read and decoded on a second thread (`LogPageReader`);
         // here their hashes are checked and they are applied. Reading and
         // decoding cost about as much as hashing and applying (perf, 300,000
         // events): the two threads are kept about equally busy.
-        let reader = LogPageReader(doc: doc, db: db, toSeq: stop, checksChain: false)
+        let reader = LogPageReader(doc: doc, db: db, toSeq: stop, cipher: cipher, checksChain: false)
         defer { reader.finish() }
         var previous: [UInt8] = []
         while ledger.seq < stop {

@@ -46,7 +46,9 @@ public enum Tail {
     }
 
     /// Entries of `doc` after `seq`, in order, at most `limit`.
-    public static func entries(_ doc: String, after seq: Int64, limit: Int = 1_000, db: Database) throws(RewindError) -> [Line] {
+    /// `cipher` opens sealed ops and inverse; without it they are shown as stored.
+    public static func entries(_ doc: String, after seq: Int64, limit: Int = 1_000, cipher: DocumentCipher?,
+                               db: Database) throws(RewindError) -> [Line] {
         let rows = try db.query("""
             SELECT l.seq, l.version, l.entry, l.id, l.user_id, u.name, l.client, l.kind, l.grp, l.action, l.tx, l.tx_digest, l.base,
                    l.ops, l.inverse, l.refers, l.meta, (extract(epoch FROM l.time) * 1000)::bigint, l.hash
@@ -57,10 +59,14 @@ public enum Tail {
                   let uid = r[4].flatMap({ Int64($0) }), let name = r[5], let client = r[6], let kind = r[7],
                   let time = r[17].flatMap({ Int64($0) }), let hash = r[18].flatMap(LogRows.bytea)
             else { throw RewindError(.internal, "malformed log row in \(doc): run `rewind admin verify \(doc)`") }
+            func plain(_ text: String?, _ field: DocumentCipher.Field) throws(RewindError) -> String? {
+                guard let text, DocumentCipher.isSealed(text), let cipher else { return text }
+                return try cipher.open(text, field)
+            }
             let row = LogRow(doc: doc, seq: s, version: v, entry: entry, id: id, userID: uid, client: client, kind: kind, group: r[8],
-                             action: r[9], tx: r[10], txDigest: r[11], base: r[12].flatMap { Int64($0) }, ops: r[13], inverse: r[14],
-                             refers: r[15], meta: r[16], time: time, hash: hash)
-            return Line(row: row, user: name, ops: r[13].flatMap { try? JSONParser.parse($0, maxDepth: Limits.unbounded.maxJSONDepth) })
+                             action: r[9], tx: r[10], txDigest: r[11], base: r[12].flatMap { Int64($0) }, ops: try plain(r[13], .ops),
+                             inverse: try plain(r[14], .inverse), refers: r[15], meta: r[16], time: time, hash: hash)
+            return Line(row: row, user: name, ops: row.ops.flatMap { try? JSONParser.parse($0, maxDepth: Limits.unbounded.maxJSONDepth) })
         }
     }
 }

@@ -13,7 +13,7 @@ import RewindCore
 /// be in the log with the same hash: history rewritten and re-sealed, or
 /// newest entries removed and the head rolled back, is caught.
 public enum Verify {
-    public struct Problem: Sendable, CustomStringConvertible {
+    public struct Problem: Error, Sendable, CustomStringConvertible {
         public var doc: String
         public var seq: Int64?
         public var version: Int64?
@@ -66,15 +66,79 @@ public enum Verify {
         try db.query("SELECT id FROM documents ORDER BY id").values.compactMap { $0[0] }
     }
 
-    /// Checks one document; the first problem found, or nil when all holds.
-    /// `progress(entries done, entries in all)`.
-    public static func document(_ doc: String, anchors: [Anchor] = [], db: Database,
-                                progress: ((Int64, Int64) -> Void)? = nil) throws(RewindError) -> Problem?
+    /// What was checked of a document, when nothing was wrong.
+    public enum Checked: Sendable, Equatable {
+        /// Everything: the chain, every event and inverse, snapshots, anchors.
+        case whole
+        /// The chain, positions, versions, head and anchors only: the content
+        /// is sealed and was purged (`purged` holds when) or no key was given.
+        case chainOnly(purged: String?)
+    }
+
+    /// Checks one document; the first problem found, or what was checked
+    /// when all holds. With `keys` the content is checked too (a purged
+    /// document's chain only). `progress(entries done, entries in all)`.
+    public static func document(_ doc: String, anchors: [Anchor] = [], db: Database, keys: DocumentKeys?,
+                                progress: ((Int64, Int64) -> Void)? = nil) throws(RewindError) -> Result<Checked, Problem>
     {
-        let head = try db.query("SELECT seq, head, head_hash FROM documents WHERE id = $1", [doc])
+        let head = try db.query("SELECT seq, head, head_hash, purged_at IS NOT NULL FROM documents WHERE id = $1", [doc])
         guard head.count == 1, let headSeq = head.int(0, 0), let headVersion = head.int(0, 1),
               let headHash = head[0, 2].flatMap(LogRows.bytea)
-        else { return Problem(doc: doc, what: Problem.missing) }
+        else { return .failure(Problem(doc: doc, what: Problem.missing)) }
+        let anchored = Dictionary(anchors.filter { $0.doc == doc }.map { ($0.seq, $0.hash) }, uniquingKeysWith: { a, _ in a })
+        if head[0, 3] == "t" || keys == nil {
+            let purged = head[0, 3] == "t" ? try DocumentKeys.purgedAt(doc, db: db) : nil
+            if let problem = try chain(doc, head: (headSeq, headVersion, headHash), anchored: anchored, db: db, progress: progress) {
+                return .failure(problem)
+            }
+            return .success(.chainOnly(purged: purged))
+        }
+        let cipher = try DocumentKeys.cipher(for: doc, keys: keys, db: db)
+        if let problem = try whole(doc, head: (headSeq, headVersion, headHash), anchored: anchored, cipher: cipher, db: db, progress: progress) {
+            return .failure(problem)
+        }
+        return .success(.whole)
+    }
+
+    /// The chain alone, from the rows as stored (no content opened).
+    static func chain(_ doc: String, head: (seq: Int64, version: Int64, hash: [UInt8]), anchored: [Int64: [UInt8]], db: Database,
+                      progress: ((Int64, Int64) -> Void)?) throws(RewindError) -> Problem? {
+        var anchored = anchored
+        var seq: Int64 = 0, version: Int64 = 0, previous: [UInt8] = []
+        while true {
+            let rows = try LogRows.decodeStored(doc: doc, try db.query(LogRows.stored(doc: doc, afterSeq: seq, toSeq: .max, limit: 5_000)))
+            if rows.isEmpty { break }
+            for r in rows {
+                guard r.seq == seq + 1 else { return Problem(doc: doc, seq: seq + 1, what: "missing: the log jumps from entry \(seq) to \(r.seq)") }
+                guard r.version == version + (r.entry == "event" ? 1 : 0) else {
+                    return Problem(doc: doc, seq: r.seq, version: r.version, what: "its version does not count the events before it")
+                }
+                guard r.chained(after: previous) == r.hash else {
+                    return Problem(doc: doc, seq: r.seq, version: r.version,
+                                   what: "the hash chain of \(doc) breaks at entry \(r.seq) (version \(r.version)): the log was changed after it was written")
+                }
+                (seq, version, previous) = (r.seq, r.version, r.hash)
+                if let expected = anchored.removeValue(forKey: seq), expected != previous {
+                    return Problem(doc: doc, seq: seq, what: "differs from the anchor taken earlier (history was rewritten)")
+                }
+            }
+            progress?(seq, head.seq)
+        }
+        guard seq == head.seq, version == head.version, previous == head.hash else {
+            return Problem(doc: doc, seq: seq, what: "the document's head says entry \(head.seq) (version \(head.version)); the log ends at entry \(seq) (version \(version))"
+                               + (seq == head.seq ? " with another hash" : ""))
+        }
+        if let (gone, _) = anchored.min(by: { $0.key < $1.key }) {
+            return Problem(doc: doc, seq: gone, what: "anchored entry is gone: the log ends at entry \(seq) (newest entries removed?)")
+        }
+        return nil
+    }
+
+    /// Everything, content included (opened with `cipher`).
+    static func whole(_ doc: String, head: (seq: Int64, version: Int64, hash: [UInt8]), anchored: [Int64: [UInt8]], cipher: DocumentCipher?,
+                      db: Database, progress: ((Int64, Int64) -> Void)?) throws(RewindError) -> Problem? {
+        let (headSeq, headVersion, headHash) = head
+        var anchored = anchored
         let snapshotRows = try db.query("SELECT seq, hash, digest, state FROM snapshots WHERE doc = $1 ORDER BY seq", [doc])
         var snapshots: [(seq: Int64, hash: [UInt8], digest: [UInt8], state: String)] = snapshotRows.values.compactMap { r in
             guard let s = r[0].flatMap({ Int64($0) }), let h = r[1].flatMap(LogRows.bytea), let d = r[2].flatMap(LogRows.bytea), let t = r[3]
@@ -82,11 +146,10 @@ public enum Verify {
             return (s, h, d, t)
         }
         guard snapshots.count == snapshotRows.count else { return Problem(doc: doc, what: "a snapshot row is malformed") }
-        var anchored = Dictionary(anchors.filter { $0.doc == doc }.map { ($0.seq, $0.hash) }, uniquingKeysWith: { a, _ in a })
         var ledger = DocumentLedger(doc: doc, limits: .unbounded)
         // Pages are read and decoded on a second thread while the ones before
         // them are checked here (to the log's real end, past the head if it goes on).
-        let reader = LogPageReader(doc: doc, db: db, toSeq: .max, checksChain: false, endsAtEmptyPage: true)
+        let reader = LogPageReader(doc: doc, db: db, toSeq: .max, cipher: cipher, checksChain: false, endsAtEmptyPage: true)
         defer { reader.finish() }
         while true {
             let entries: [LogEntry]
@@ -115,7 +178,7 @@ public enum Verify {
                 }
                 while let snap = snapshots.first, snap.seq <= seq {
                     snapshots.removeFirst()
-                    if let problem = checkSnapshot(snap, ledger: ledger, at: seq) { return Problem(doc: doc, seq: snap.seq, what: problem) }
+                    if let problem = checkSnapshot(snap, ledger: ledger, at: seq, cipher: cipher) { return Problem(doc: doc, seq: snap.seq, what: problem) }
                 }
             }
             // Memory follows the undo stacks, not the log's length (as on the server, at each snapshot).
@@ -181,11 +244,14 @@ public enum Verify {
         } catch { return "its inverse does not apply: \(error.message)" }
     }
 
-    static func checkSnapshot(_ s: (seq: Int64, hash: [UInt8], digest: [UInt8], state: String), ledger: DocumentLedger, at seq: Int64) -> String? {
+    static func checkSnapshot(_ s: (seq: Int64, hash: [UInt8], digest: [UInt8], state: String), ledger: DocumentLedger, at seq: Int64,
+                              cipher: DocumentCipher?) -> String? {
         guard s.seq == seq else { return "snapshot taken at an entry that is not in the log" }
         guard SHA256.hash(Array(s.state.utf8)) == s.digest else { return "snapshot does not match its digest (changed after it was stored)" }
         guard s.hash == ledger.headHash else { return "snapshot names a hash the log does not have at this entry" }
-        guard let o = try? JSONParser.parse(s.state, maxDepth: 256).objectValue, let d = o["document"],
+        let plain: String
+        do { plain = try LogRows.openSnapshot(s.state, doc: ledger.doc, cipher: cipher) } catch { return "snapshot does not open: \(error.message)" }
+        guard let o = try? JSONParser.parse(plain, maxDepth: 256).objectValue, let d = o["document"],
               let doc = try? Document(json: d) else { return "snapshot does not parse" }
         guard doc == ledger.document else { return "snapshot's state differs from the replayed state at this entry" }
         return nil

@@ -23,6 +23,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "libpq connection string (env REWIND_DATABASE; default: PG* variables).")
     var database: String = env("REWIND_DATABASE") ?? ""
 
+    @Option(help: "The master key file: wraps every document's data key (one line, 32 bytes in base64, mode 0600; `rewind admin master-key create FILE` makes one). Required (env REWIND_MASTER_KEY_FILE). A key other than the database's: exit 1.")
+    var masterKeyFile: String? = env("REWIND_MASTER_KEY_FILE")
+
     @Option(help: "Seconds without a complete line after which a connection is closed (bye idle).")
     var idleTimeout: Int = 45
 
@@ -118,6 +121,16 @@ struct RewindServerCommand: ParsableCommand {
             var message = Array("rewind-server: \(error.message)\n".utf8)
             _ = message.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
             throw ExitCode(3)
+        }
+        guard let masterKeyFile else {
+            var message = Array("rewind-server: no master key: give --master-key-file FILE (or REWIND_MASTER_KEY_FILE); `rewind admin master-key create FILE` makes one\n".utf8)
+            _ = message.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+            throw ExitCode(2)
+        }
+        do { config.masterKey = try MasterKey.read(masterKeyFile) } catch {
+            var message = Array("rewind-server: \(error.message)\n".utf8)
+            _ = message.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+            throw ExitCode(2)
         }
         config.writers = writers
         config.metricsAddress = metrics.flatMap(Self.splitAddress)

@@ -14,9 +14,12 @@ extension Admin {
                 seq/version/hash are the last entry written — then one line per log entry (event or
                 group mark) in log order, with every column of the `log` table: doc, seq, version,
                 entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops, inverse,
-                refers, meta (ops, inverse and meta as the exact text stored), time_us (the stored
-                time, microseconds since 1970), hash (hex). Snapshots are not written: they are
-                derived from the log.
+                refers, meta (meta as the exact text stored; ops and inverse opened with the
+                document's key: the file holds the content in plain text — keep it as safe as the
+                database), time_us (the stored time, microseconds since 1970), hash (hex: the file's
+                own chain over these columns, which `import` checks; the database's chain covers
+                the sealed text). Snapshots are not written: they are derived from the log. Needs
+                the master key; a purged document is refused (exit 1).
 
                 Everything is read from one snapshot of the database (a REPEATABLE READ
                 transaction), so servers may keep writing meanwhile. The same rows always give
@@ -44,6 +47,7 @@ extension Admin {
 
         func run() throws {
             let database = try db.connect()
+            let keys = try db.requiredKeys(database)
             let output: LineOutput
             do { output = try LineOutput(path: out) } catch {
                 throw Failure(RewindError(.conflict, "\(error)"), advice: "check the path and its folder's permissions")
@@ -51,7 +55,7 @@ extension Admin {
             do {
                 try RewindStore.Export.begin(db: database)
                 let names = all ? try RewindStore.Verify.documents(db: database) : docs
-                for doc in names { try write(doc, to: output, database) }
+                for doc in names { try write(doc, to: output, database, keys) }
                 try RewindStore.Export.end(db: database)
                 try output.close()
             } catch {
@@ -61,21 +65,34 @@ extension Admin {
             }
         }
 
-        private func write(_ doc: String, to output: LineOutput, _ database: Database) throws {
-            let header = try RewindStore.Export.header(doc, to: to, db: database)
-            try output.line(JSONWriter.encode(header.json))
+        private func write(_ doc: String, to output: LineOutput, _ database: Database, _ keys: DocumentKeys) throws {
+            var header = try RewindStore.Export.header(doc, to: to, db: database)
+            let cipher = try DocumentKeys.cipher(for: doc, keys: keys, db: database)
+            // Two passes: the header names the last hash of the file's own
+            // chain (over the opened text), known only once every entry was opened.
             var progress = Progress("exporting \(doc)", unit: "entries")
-            var seq: Int64 = 0
-            while seq < header.seq {
-                let entries = try RewindStore.Export.entries(doc, afterSeq: seq, toSeq: header.seq, db: database)
-                guard let last = entries.last else {
-                    throw RewindError(.internal, "the log of \(doc) ends at entry \(seq) before its head, \(header.seq)")
-                }
-                for e in entries { try output.line(JSONWriter.encode(e.json)) }
-                seq = last.row.seq
-                progress.update(seq, of: header.seq)
+            var first = RewindStore.Export.PlainChain(doc: doc, cipher: cipher)
+            try pages(doc, header.seq, database) { for e in $0 { _ = try first.next(e) } }
+            header.hash = first.last
+            try output.line(JSONWriter.encode(header.json))
+            var chain = RewindStore.Export.PlainChain(doc: doc, cipher: cipher)
+            try pages(doc, header.seq, database) { entries in
+                for e in entries { try output.line(JSONWriter.encode(try chain.next(e).json)) }
+                progress.update(entries.last!.row.seq, of: header.seq)
             }
             progress.finish()
+        }
+
+        private func pages(_ doc: String, _ stop: Int64, _ database: Database, _ body: ([LogExport.Entry]) throws -> Void) throws {
+            var seq: Int64 = 0
+            while seq < stop {
+                let entries = try RewindStore.Export.entries(doc, afterSeq: seq, toSeq: stop, db: database)
+                guard let last = entries.last else {
+                    throw RewindError(.internal, "the log of \(doc) ends at entry \(seq) before its head, \(stop)")
+                }
+                try body(entries)
+                seq = last.row.seq
+            }
         }
     }
 }

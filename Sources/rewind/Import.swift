@@ -47,15 +47,16 @@ extension Admin {
             }
             checking.finish()
             let database = try db.connect()
+            let keys = try db.requiredKeys(database)
             var importing = Progress("importing", unit: "entries")
             do {
-                try RewindStore.Import.apply(path: file, headers: headers, as: newID, db: database, progress: { importing.update($0, of: $1) }) { done in
+                try RewindStore.Import.apply(path: file, headers: headers, as: newID, db: database, keys: keys, progress: { importing.update($0, of: $1) }) { done in
                     importing.finish()
                     for user in done.createdUsers {
                         printLine("created user \(user) (without a token: `rewind admin user token \(user)` issues one)")
                     }
                     let rename = done.doc == done.source ? "" : " as \(done.doc)"
-                    let chain = done.rechained ? " (re-chained: its id or user ids differ here, so every hash is new)" : ""
+                    let chain = done.rechained ? " (re-chained: sealed with the document's own key here, so every hash is new)" : ""
                     printLine("imported \(done.source)\(rename): \(done.entries) entries\(chain)")
                 }
             } catch {

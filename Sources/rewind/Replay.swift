@@ -25,9 +25,10 @@ extension Admin {
 
         func run() throws {
             let database = try db.connect()
+            let keys = try db.keys(database)
             var progress = Progress("replaying \(doc)", unit: "events")
             do {
-                let ledger = try RewindStore.Replay.document(doc, to: to, db: database) { progress.update($0, of: $1) }
+                let ledger = try RewindStore.Replay.document(doc, to: to, db: database, keys: keys) { progress.update($0, of: $1) }
                 progress.finish()
                 print(JSONWriter.string(.obj([("doc", .string(doc)), ("version", .int(ledger.version)), ("state", ledger.document.json)])))
             } catch where error.code == .version {

@@ -38,6 +38,7 @@ extension Admin {
 
         func run() throws {
             let database = try db.connect()
+            let keys = try db.keys(database)
             do {
                 // Listen first, then read the heads: an entry committed in between is both
                 // announced and after the head read, and is printed once (by seq).
@@ -46,7 +47,7 @@ extension Admin {
                 if let since {
                     for doc in printed.keys.sorted() {
                         printed[doc] = try RewindStore.Tail.seq(doc, atVersion: since, db: database)
-                        try catchUp(doc, &printed, database)
+                        try catchUp(doc, &printed, database, keys)
                     }
                 }
                 // Named once caught up, so an operator (or a test) can tell it is following.
@@ -57,15 +58,18 @@ extension Admin {
                     guard parts.count == 3, let seq = Int64(parts[0]) else { continue }
                     let doc = String(parts[2])
                     guard docs.isEmpty || docs.contains(doc) else { continue }
-                    if seq > printed[doc, default: 0] { try catchUp(doc, &printed, database) }
+                    if seq > printed[doc, default: 0] { try catchUp(doc, &printed, database, keys) }
                 }
             } catch { throw Failure(error) }
         }
 
         /// Prints the entries of `doc` after the last one printed.
-        private func catchUp(_ doc: String, _ printed: inout [String: Int64], _ database: Database) throws(RewindError) {
+        private func catchUp(_ doc: String, _ printed: inout [String: Int64], _ database: Database, _ keys: DocumentKeys?) throws(RewindError) {
+            // Without the master key (or once purged) entries are shown with their content sealed.
+            var cipher = keys?.cached(doc)
+            if cipher == nil, let keys { cipher = try? keys.existing(doc: doc, db: database) }
             while true {
-                let lines = try RewindStore.Tail.entries(doc, after: printed[doc, default: 0], db: database)
+                let lines = try RewindStore.Tail.entries(doc, after: printed[doc, default: 0], cipher: cipher, db: database)
                 guard let last = lines.last else { return }
                 for l in lines { printLine(json ? JSONWriter.string(l.json) : TailFormat.line(l)) }
                 printed[doc] = last.row.seq

@@ -15,7 +15,7 @@ extension Admin {
                 `rewind admin undelete --list` shows the deleted documents and when.
 
                 Exit status: 0 brought back (or listed); 1 no such document, not deleted, or
-                deleted longer ago than the retention period; 2 usage; 3 the database cannot
+                deleted longer ago than the retention period, or purged; 2 usage; 3 the database cannot
                 be reached.
                 """)
         @OptionGroup var db: DatabaseOptions
@@ -44,10 +44,13 @@ extension Admin {
                 }
                 let doc = self.doc!
                 let r = try database.query("""
-                    SELECT deleted_at IS NOT NULL, deleted_at > now() - make_interval(days => $2::int)
+                    SELECT deleted_at IS NOT NULL, deleted_at > now() - make_interval(days => $2::int), purged_at IS NOT NULL
                     FROM documents WHERE id = $1
                     """, [doc, String(deletedRetentionDays)])
                 guard r.count == 1 else { throw Failure(.notFound("no document \"\(doc)\""), advice: "check the id: `rewind admin undelete --list` lists the deleted documents") }
+                guard r[0, 2] == "f" else {
+                    throw Failure(RewindError(.conflict, "\(doc) was purged: its content is erased for good"), advice: "it cannot come back; only a backup taken before the purge, with the master key of that time, holds it")
+                }
                 guard r[0, 0] == "t" else { throw Failure(RewindError(.conflict, "\(doc) is not deleted"), advice: "nothing to do: its owner and members can open it") }
                 guard r[0, 1] == "t" else {
                     throw Failure(RewindError(.conflict, "\(doc) was deleted more than \(deletedRetentionDays) days ago"),

@@ -7,7 +7,7 @@ extension Admin {
     struct User: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Manage users and their tokens.",
-            subcommands: [Add.self, Token.self, List.self, Revoke.self])
+            subcommands: [Add.self, Token.self, List.self, Revoke.self, Erase.self])
 
         struct Add: ParsableCommand {
             static let configuration = CommandConfiguration(
@@ -66,6 +66,33 @@ extension Admin {
             func run() throws {
                 let database = try db.connect()
                 do { print("revoked \(try AccessRows.revokeTokens(of: name, db: database)) token(s) of \(name)") } catch { throw Failure(error) }
+            }
+        }
+
+        struct Erase: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Erase a person: revoke their tokens and replace their name everywhere with a pseudonym.",
+                discussion: """
+                    For a person's right to erasure. Their tokens are revoked (every instance ends their
+                    connections), and their name becomes a random pseudonym (`erased-…`) in the one place
+                    every name is read from: events' `user`, presence, quick actions' subtitles, `user
+                    list` and exports all show the pseudonym from now on. Their edits stay, in documents
+                    others own too, and the log keeps its user ids (its chain is unchanged). Snapshots of
+                    the documents they edited are dropped (rebuilt from the log). Documents they own are
+                    not deleted: delete or purge those as well if they must go.
+
+                    Exit status: 0 erased; 1 no such user, or already erased; 3 the database cannot be reached.
+                    """)
+            @OptionGroup var db: DatabaseOptions
+            @Argument(help: "The user's name.")
+            var name: String
+
+            func run() throws {
+                let database = try db.connect()
+                do {
+                    let e = try RewindStore.Erase.user(name, db: database)
+                    print("erased \(name): now \(e.pseudonym); \(e.tokens) token(s) revoked, \(e.snapshots) snapshot(s) dropped")
+                } catch { throw Failure(error) }
             }
         }
 

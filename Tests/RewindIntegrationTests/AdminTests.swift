@@ -82,13 +82,19 @@ final class AdminTests: XCTestCase {
         XCTAssertEqual(Int64(lines.count), 1 + entries, "a header, then one line per entry")
         XCTAssertTrue(lines[0].hasPrefix("{\"document\":\"d\""), String(lines[0]))
         XCTAssertTrue(lines[0].contains("\"access\":[{\"user\":\"bob\",\"role\":\"editor\"}]"), String(lines[0]))
-        let headHash = try XCTUnwrap(try f.db.db.query("SELECT encode(head_hash, 'hex') FROM documents WHERE id = 'd'")[0, 0])
-        XCTAssertTrue(lines.last!.hasSuffix("\"hash\":\"\(headHash)\"}"), "the last entry carries the head's hash")
+        // The content comes out opened (the database holds it sealed), under the file's own chain.
+        let sealed = try XCTUnwrap(try f.db.db.query("SELECT ops FROM log WHERE doc = 'd' AND entry = 'event' LIMIT 1")[0, 0])
+        XCTAssertTrue(sealed.hasPrefix("~"), "stored sealed: \(sealed.prefix(20))")
+        XCTAssertFalse(exported.contains("\"ops\":\"~"), "no sealed text in the file")
+        let headerHash = try XCTUnwrap(try JSONParser.parse(String(lines[0]), maxDepth: 8).objectValue?["hash"]?.stringValue)
+        XCTAssertTrue(lines.last!.hasSuffix("\"hash\":\"\(headerHash)\"}"), "the last entry carries the header's hash")
 
         let target = try TestDatabase()
         let imported = try runAdmin(target, ["import", first])
         XCTAssertEqual(imported.status, 0, imported.err)
-        XCTAssertEqual(imported.out, "imported d: \(entries) entries\n", "same ids and users: nothing re-chained")
+        XCTAssertEqual(imported.out, "imported d: \(entries) entries (re-chained: sealed with the document's own key here, so every hash is new)\n")
+        XCTAssertNotEqual(try target.db.query("SELECT ops FROM log WHERE doc = 'd' AND seq = 1")[0, 0],
+                          try f.db.db.query("SELECT ops FROM log WHERE doc = 'd' AND seq = 1")[0, 0], "sealed with the copy's own key")
         XCTAssertEqual(try admin(target, "export", "d", "--out", second), "")
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: second)), try Data(contentsOf: URL(fileURLWithPath: first)), "byte-identical")
         XCTAssertEqual(try runAdmin(target, ["verify", "d"]).status, 0)

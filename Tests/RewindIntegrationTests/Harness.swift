@@ -20,6 +20,7 @@ final class TestDatabase {
         guard ProcessInfo.processInfo.environment["PGHOST"] != nil else {
             throw XCTSkip("PGHOST is not set: run the tests with scripts/test, which starts PostgreSQL")
         }
+        _ = Self.masterKey
         Self.counter += 1
         name = "rewind_test_\(getpid())_\(Self.counter)"
         let admin = try Database("dbname=postgres")
@@ -46,6 +47,16 @@ final class TestDatabase {
         db = other.db
         tokens = other.tokens
     }
+
+    /// One master key for the run's databases, in a file every server and
+    /// `rewind admin` started by a test finds (REWIND_MASTER_KEY_FILE, inherited).
+    static let masterKey: MasterKey = {
+        let path = NSTemporaryDirectory() + "rewind-test-master-\(getpid()).key"
+        unlink(path)
+        let key = try! MasterKey.create(path)
+        setenv("REWIND_MASTER_KEY_FILE", path, 1)
+        return key
+    }()
 
     static let repositoryRoot: String = {
         var url = URL(fileURLWithPath: #filePath)
@@ -385,4 +396,22 @@ func runProgram(_ path: String, _ args: [String]) throws -> (status: Int32, out:
     let complaint = err.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
     return (p.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complaint, as: UTF8.self))
+}
+
+extension Replay {
+    /// With the run's master key: what the tests' servers seal content with.
+    static func document(_ doc: String, to version: Int64? = nil, db: Database) throws -> DocumentLedger {
+        try document(doc, to: version, db: db, keys: DocumentKeys(master: TestDatabase.masterKey))
+    }
+}
+
+extension Verify {
+    /// Everything checked with the run's master key: nil when all holds, else what failed.
+    static func document(_ doc: String, db: Database) throws -> String? {
+        switch try document(doc, anchors: [], db: db, keys: DocumentKeys(master: TestDatabase.masterKey)) {
+        case .success(.whole): return nil
+        case let .success(checked): return "only partly checked: \(checked)"
+        case let .failure(problem): return problem.description
+        }
+    }
 }

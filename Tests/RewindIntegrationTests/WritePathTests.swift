@@ -36,7 +36,7 @@ final class WritePathTests: XCTestCase {
         let fine = try entries("y", user: user, count: 3, tag: "fine")
 
         let loop = EventLoop()
-        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, logger: Logger(label: "test"))
+        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, masterKey: TestDatabase.masterKey, logger: Logger(label: "test"))
         var outcomes: [String: [EventStore.AppendOutcome]] = [:]
         var phase = 0
         store.onReady = {
@@ -91,7 +91,7 @@ final class WritePathTests: XCTestCase {
 
         try db.db.execute(script: """
             ALTER TABLE log DISABLE TRIGGER USER;
-            UPDATE log SET ops = replace(ops, '"value":3', '"value":300') WHERE doc = 'd' AND seq = 4;
+            UPDATE log SET ops = (SELECT ops FROM log WHERE doc = 'd' AND seq = 3) WHERE doc = 'd' AND seq = 4;
             ALTER TABLE log ENABLE TRIGGER USER;
             """)
         let tampered = try runAdmin(db, ["verify", "d"])

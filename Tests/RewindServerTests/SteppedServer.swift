@@ -22,6 +22,8 @@ final class SteppedServer {
     private var stopped = false
 
     nonisolated(unsafe) private static var counter = 0
+    /// One master key for every stepped server (instances sharing a database must agree).
+    static let masterKey = MasterKey(bytes: (0..<32).map { _ in UInt8.random(in: 0...255) }, path: "(in memory)")
 
     /// `sharing`: a second instance on the first one's database (its users and tokens).
     init(users: [String] = ["alice", "bob"], sharing other: SteppedServer? = nil,
@@ -54,6 +56,7 @@ final class SteppedServer {
         var config = ServerConfig()
         config.port = 0
         config.conninfo = "dbname=\(name)"
+        config.masterKey = Self.masterKey
         configure(&config)
         var logger = Logger(label: "rewind-server-under-test")
         logger.logLevel = .error

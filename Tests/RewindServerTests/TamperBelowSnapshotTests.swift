@@ -43,7 +43,7 @@ final class TamperBelowSnapshotTests: XCTestCase {
         let (a, _) = try twoInstances()
         try a.db.execute(script: """
             ALTER TABLE log DISABLE TRIGGER USER;
-            UPDATE log SET ops = replace(ops, '"value":0', '"value":666') WHERE doc = 'd' AND seq = 1;
+            UPDATE log SET ops = (SELECT ops FROM log WHERE doc = 'd' AND seq = 2) WHERE doc = 'd' AND seq = 1;
             ALTER TABLE log ENABLE TRIGGER USER;
             """)
         let c = try SteppedServer(sharing: a) { $0.snapshotEvery = 5; $0.undoLevels = 2; $0.limits.maxRebaseDistance = 3 }
@@ -54,7 +54,7 @@ final class TamperBelowSnapshotTests: XCTestCase {
         let caughtUp = try alice.request("open", [("doc", "d"), ("since", 0)])
         XCTAssertEqual(caughtUp.errorCode, "internal", JSONWriter.string(.object(caughtUp)))
         XCTAssertTrue(caughtUp["error"]?.objectValue?["message"]?.stringValue?.contains("entry 1") ?? false, JSONWriter.string(.object(caughtUp)))
-        XCTAssertFalse(JSONWriter.string(.object(caughtUp)).contains("666"))
+        XCTAssertNil(caughtUp["events"], "entry 1 (now holding entry 2's sealed ops) is not served")
         // And the document stops for those who had it open, as for other tampering.
         XCTAssertEqual(try alice.push("closed")["reason"], "internal")
 
@@ -63,7 +63,7 @@ final class TamperBelowSnapshotTests: XCTestCase {
         XCTAssertTrue(try again.request("open", [("doc", "d")]).isOK)
         let scrub = try again.request("scrub", [("doc", "d"), ("progress", 0.1)])
         XCTAssertEqual(scrub.errorCode, "internal", JSONWriter.string(.object(scrub)))
-        XCTAssertFalse(JSONWriter.string(.object(scrub)).contains("666"))
+        XCTAssertNil(scrub["state"])
         // A peek of version 1.
         let viewer = try c.terminal("alice")
         let peek = try viewer.request("peek", [("doc", "d"), ("version", 1)])
@@ -79,7 +79,7 @@ final class TamperBelowSnapshotTests: XCTestCase {
         XCTAssertTrue(try alice.request("open", [("doc", "d")]).isOK)  // b loaded and checked entries up to 12
         try a.db.execute(script: """
             ALTER TABLE log DISABLE TRIGGER USER;
-            UPDATE log SET ops = replace(ops, '"value":10', '"value":777') WHERE doc = 'd' AND seq = 11;
+            UPDATE log SET ops = (SELECT ops FROM log WHERE doc = 'd' AND seq = 10) WHERE doc = 'd' AND seq = 11;
             DO $$ DECLARE r record; prev bytea; BEGIN
                 SELECT hash INTO prev FROM log WHERE doc = 'd' AND seq = 10;
                 FOR r IN SELECT * FROM log WHERE doc = 'd' AND seq >= 11 ORDER BY seq LOOP
@@ -95,7 +95,7 @@ final class TamperBelowSnapshotTests: XCTestCase {
         b.document("d")!.recent = []  // what b holds in memory is not asked for: the log is read
         let r = try other.request("open", [("doc", "d"), ("since", 9)])
         XCTAssertEqual(r.errorCode, "internal", JSONWriter.string(.object(r)))
-        XCTAssertFalse(JSONWriter.string(.object(r)).contains("777"))
+        XCTAssertNil(r["events"], "entry 11 (now holding entry 10's sealed ops) is not served")
         XCTAssertTrue(r["error"]?.objectValue?["message"]?.stringValue?.contains("does not arrive") ?? false, JSONWriter.string(.object(r)))
     }
 }

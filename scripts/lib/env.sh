@@ -162,6 +162,19 @@ rewind_start_postgres() {
     local durability
     durability="$(psql -d postgres -qAtX -c "SELECT 'fsync=' || current_setting('fsync') || ' synchronous_commit=' || current_setting('synchronous_commit') || ' full_page_writes=' || current_setting('full_page_writes')")"
     say "PostgreSQL ready ($([ "$(pg_name)" = .pg-test ] && echo "the tests' cluster, not durable" || echo "durable"): $durability): PGHOST=$PGHOST PGPORT=$PGPORT PGUSER=$PGUSER PGDATABASE=$PGDATABASE"
+    rewind_master_key
+}
+
+# The master key (SPEC section 15): it wraps every document's data key, so
+# without it nothing in the database can be read. Created once, mode 0600,
+# in .rewind/ (never in the database); REWIND_MASTER_KEY_FILE names another.
+rewind_master_key() {
+    REWIND_MASTER_KEY_FILE="${REWIND_MASTER_KEY_FILE:-$REWIND_ROOT/.rewind/master.key}"
+    export REWIND_MASTER_KEY_FILE
+    [ -e "$REWIND_MASTER_KEY_FILE" ] && return 0
+    mkdir -p "$(dirname "$REWIND_MASTER_KEY_FILE")"
+    (umask 077 && head -c 32 /dev/urandom | base64 > "$REWIND_MASTER_KEY_FILE") || die "cannot create $REWIND_MASTER_KEY_FILE"
+    say "created the master key $REWIND_MASTER_KEY_FILE (mode 0600): it wraps every document's key; back it up apart from the database (without it nothing can be read)"
 }
 
 rewind_stop_postgres() {

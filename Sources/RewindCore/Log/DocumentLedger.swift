@@ -21,6 +21,9 @@ public struct DocumentLedger: Sendable {
     public internal(set) var headHash: [UInt8] = []
     /// Entries in the log so far, events and marks: the next one is `seq + 1`.
     public var seq: Int64 { version + history.markCount }
+    /// Seals the ops and inverse of the events this ledger appends, and keys
+    /// their fingerprints (nil: plain text, as in tests and old logs).
+    public var cipher: DocumentCipher?
 
     /// Ops of the newest versions, oldest first; `recentStart` is the version of the first.
     private(set) var recent: [[Op]] = []
@@ -78,8 +81,11 @@ public struct DocumentLedger: Sendable {
         }
 
         /// Ops and action: what makes a resubmission "the same transaction".
-        public var digest: String {
-            Fingerprint.hex(JSONWriter.encode(.obj([("ops", Op.encodeList(ops)), ("action", action.map { .string($0) })])))
+        public var digest: String { Fingerprint.hex(digestInput) }
+
+        /// What the fingerprint covers: the ops and the action.
+        public var digestInput: [UInt8] {
+            JSONWriter.encode(.obj([("ops", Op.encodeList(ops)), ("action", action.map { .string($0) })]))
         }
     }
 
@@ -128,12 +134,21 @@ public struct DocumentLedger: Sendable {
         copy.userNames = userNames
         copy.history = history.withoutLog
         copy.knowsAllTransactions = false
+        copy.cipher = cipher
         return copy
     }
 
+    /// A user erased (`rewind admin user erase`): the name messages show from now on.
+    public mutating func rename(user: Int64, to name: String) {
+        if userNames[user] != nil { userNames[user] = name }
+    }
+
+    /// What the log records as `s`'s fingerprint (`tx_digest`): keyed with the document's key when it has one.
+    public func fingerprint(_ s: Submission) -> String { cipher?.fingerprint(s.digestInput) ?? s.digest }
+
     /// Rebases `s` onto the head, applies it atomically and returns the event to append.
     public mutating func append(_ s: Submission) throws(RewindError) -> AppendResult {
-        let digest = s.digest
+        let digest = fingerprint(s)
         if let seen = transaction(user: s.userID, tx: s.tx) {
             guard seen.digest == digest else {
                 throw .conflict("transaction \"\(s.tx)\" was already used with different content",
@@ -276,7 +291,7 @@ public struct DocumentLedger: Sendable {
     /// Gives an entry just recorded its position, stored text and hash, and makes it the head.
     mutating func seal(_ e: inout Event) {
         e.seq = seq
-        e.stored = Event.StoredText(e)
+        e.stored = Event.StoredText(e, cipher: cipher)
         e.hash = e.row.chained(after: headHash)
         headHash = e.hash
     }

@@ -39,13 +39,18 @@ public struct Event: Sendable, Equatable {
     /// Ops, inverse and meta as the text stored in the log and hashed.
     public var stored = StoredText()
 
-    /// The exact text of the log's `ops`, `inverse` and `meta` columns.
+    /// The exact text of the log's `ops`, `inverse` and `meta` columns
+    /// (ops and inverse sealed with the document's key when it has one:
+    /// `DocumentCipher`), and the ops' plain JSON for the wire.
     public struct StoredText: Sendable, Equatable {
         public var ops = ""
         public var inverse = ""
         public var meta: String?
-        public init(ops: String = "", inverse: String = "", meta: String? = nil) {
+        /// The ops as plain JSON (what `ops` holds when nothing is sealed); "" when not known.
+        public var plainOps = ""
+        public init(ops: String = "", inverse: String = "", meta: String? = nil, plainOps: String = "") {
             self.ops = ops; self.inverse = inverse; self.meta = meta
+            self.plainOps = plainOps.isEmpty && !DocumentCipher.isSealed(ops) ? ops : plainOps
         }
     }
 
@@ -64,7 +69,7 @@ public struct Event: Sendable, Equatable {
     /// bytes and with the ops as stored (the text sealed with the event), so
     /// a commit is encoded once for the log and once for every terminal.
     public var wireBytes: [UInt8] {
-        var w = JSONWriter(capacity: 256 + stored.ops.utf8.count)
+        var w = JSONWriter(capacity: 256 + stored.plainOps.utf8.count)
         func key(_ k: StaticString, first: Bool = false) {
             w.write(raw: first ? [UInt8(ascii: "{")] : [UInt8(ascii: ",")])
             w.write(raw: Array(UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount)))
@@ -77,7 +82,7 @@ public struct Event: Sendable, Equatable {
         key("\"kind\":"); w.write(string: kind.rawValue)
         key("\"group\":"); w.write(string: group)
         key("\"action\":"); if let action { w.write(string: action) } else { w.write(.null) }
-        key("\"ops\":"); if stored.ops.isEmpty { w.write(Op.encodeList(ops)) } else { w.write(raw: Array(stored.ops.utf8)) }
+        key("\"ops\":"); if stored.plainOps.isEmpty { w.write(Op.encodeList(ops)) } else { w.write(raw: Array(stored.plainOps.utf8)) }
         key("\"tx\":"); w.write(string: tx)
         if let refers { key("\"refers\":"); w.write(string: refers) }
         if let scope = meta.scope { key("\"scope\":"); w.write(string: scope.string) }

@@ -190,12 +190,15 @@ public struct Rechain: Sendable {
     public let doc: String
     public let users: [Int64: Int64]
     public let renewIDs: Bool
+    /// Seals plain ops and inverses with the target document's key.
+    public let cipher: DocumentCipher?
     public private(set) var previous: [UInt8] = []
 
-    public init(doc: String, users: [Int64: Int64], renewIDs: Bool) {
+    public init(doc: String, users: [Int64: Int64], renewIDs: Bool, sealingWith cipher: DocumentCipher? = nil) {
         self.doc = doc
         self.users = users
         self.renewIDs = renewIDs
+        self.cipher = cipher
     }
 
     /// The row as it is stored in the target, chained after the one before.
@@ -204,6 +207,10 @@ public struct Rechain: Sendable {
         row.doc = doc
         row.userID = users[source.userID] ?? source.userID
         if renewIDs { row.id = Self.derivedID(doc: doc, from: source.id) }
+        if let cipher {
+            if let ops = row.ops, !DocumentCipher.isSealed(ops) { row.ops = cipher.seal(ops, .ops) }
+            if let inverse = row.inverse, !DocumentCipher.isSealed(inverse) { row.inverse = cipher.seal(inverse, .inverse) }
+        }
         row.hash = row.chained(after: previous)
         previous = row.hash
         return row

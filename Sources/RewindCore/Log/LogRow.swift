@@ -97,10 +97,18 @@ extension Event {
 }
 
 extension Event.StoredText {
-    /// The text the log stores for `e` (and hashes): encoded once, when the event is sealed.
-    public init(_ e: Event) {
-        ops = JSONWriter.string(Op.encodeList(e.ops))
-        inverse = JSONWriter.string(Op.encodeList(e.inverse))
+    /// The text the log stores for `e` (and hashes): encoded once, when the
+    /// event is sealed, and with `cipher` the ops and inverse sealed with the document's key.
+    public init(_ e: Event, cipher: DocumentCipher? = nil) {
+        plainOps = JSONWriter.string(Op.encodeList(e.ops))
+        let plainInverse = JSONWriter.string(Op.encodeList(e.inverse))
+        if let cipher {
+            ops = cipher.seal(plainOps, .ops)
+            inverse = cipher.seal(plainInverse, .inverse)
+        } else {
+            ops = plainOps
+            inverse = plainInverse
+        }
         meta = e.meta.isEmpty ? nil : JSONWriter.string(e.meta.json)
     }
 }

@@ -83,6 +83,11 @@ final class AccessControl {
             noticed(doc: doc)
         } else if payload.hasPrefix("user:"), let user = Int64(payload.dropFirst(5)) {
             server.tokensRevoked(user: user)
+        } else if payload.hasPrefix("erased:") {
+            // `erased:<id>:<pseudonym>` (rewind admin user erase)
+            let parts = payload.dropFirst(7).split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let user = Int64(parts[0]) else { return }
+            server.userErased(user, pseudonym: String(parts[1]))
         }
     }
 

@@ -83,6 +83,19 @@ extension Server {
                 pushPromptState(d, to: c)
             }
         }
+        // Deleted (perhaps purged next): its key leaves memory with its terminals.
+        if a == nil { documentMayBeIdle(d, unloadNow: true) }
+    }
+
+    /// `user` was erased: their connections end (their tokens were revoked
+    /// too), loaded documents show the pseudonym from now on — events held
+    /// encoded with the old name are dropped, and read again from the log —
+    /// and quick actions are listed again.
+    func userErased(_ user: Int64, pseudonym: String) {
+        tokensRevoked(user: user)
+        for d in loadedDocuments { d.userRenamed(user, to: pseudonym) }
+        quickActions.resync()
+        logger.info("user erased", metadata: ["user": "\(user)", "pseudonym": "\(pseudonym)"])
     }
 
     /// Every token of `user` was revoked: its connections end now.
