@@ -38,7 +38,7 @@ extension DocumentRuntime {
 
     func catchUp() {
         state = .catchingUp
-        if committed.cipher == nil { return loadKey() }
+        if committed.cipher == nil && server.config.sealsContent { return loadKey() }
         if !loadedOnce && committed.seq == 0 && server.config.snapshotEvery > 0 {
             return loadSnapshot()
         }

@@ -96,5 +96,9 @@ public struct ServerConfig: Sendable {
     /// as if this server and its log disagreed (`DocumentRuntime.halt`).
     public var faultUnappliableVersion: Int64?
 
+    /// Benchmarks only (false): documents it creates content for are written
+    /// in plain text, to measure what sealing costs beside it in one run.
+    public var sealsContent = true
+
     public init() {}
 }

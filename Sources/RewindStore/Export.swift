@@ -96,10 +96,8 @@ extension Export {
                 throw RewindError(.internal, "the hash chain of \(doc) breaks at entry \(row.seq): run `rewind admin verify \(doc)`")
             }
             stored = row.hash
-            if let ops = row.ops, DocumentCipher.isSealed(ops) {
-                guard let cipher else { throw LogRows.sealed(doc) }
-                row.ops = try cipher.open(ops, .ops)
-                row.inverse = try row.inverse.map { (s: String) throws(RewindError) -> String in try cipher.open(s, .inverse) }
+            if let ops = row.ops, let inverse = row.inverse {
+                (row.ops, row.inverse) = try DocumentCipher.plain(ops: ops, inverse: inverse, cipher: cipher, doc: doc)
             }
             row.hash = row.chained(after: last)
             last = row.hash

@@ -78,8 +78,7 @@ enum LogRows {
                         throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
                     }
                 }
-                let plainOps = try open(opsText, .ops, cipher, doc: doc, version: version)
-                let plainInverse = try open(invText, .inverse, cipher, doc: doc, version: version)
+                let (plainOps, plainInverse) = try DocumentCipher.plain(ops: opsText, inverse: invText, cipher: cipher, doc: doc)
                 var e = Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
                               client: client, group: grp, kind: k, action: r[9], base: base,
                               ops: try parseOps(plainOps, doc: doc, version: version),
@@ -117,25 +116,11 @@ enum LogRows {
         return Hex.bytes(String(s.dropFirst(2)))
     }
 
-    /// A stored field as plain text: opened when sealed (plain text, from
-    /// before encryption or a test, is taken as it is).
-    private static func open(_ stored: String, _ field: DocumentCipher.Field, _ cipher: DocumentCipher?, doc: String,
-                             version: Int64) throws(RewindError) -> String {
-        guard DocumentCipher.isSealed(stored) else { return stored }
-        guard let cipher else { throw LogRows.sealed(doc) }
-        return try cipher.open(stored, field)
-    }
-
     /// A snapshot's stored text as plain JSON text (opened when sealed).
     static func openSnapshot(_ stored: String, doc: String, cipher: DocumentCipher?) throws(RewindError) -> String {
         guard DocumentCipher.isSealed(stored) else { return stored }
-        guard let cipher else { throw sealed(doc) }
+        guard let cipher else { throw DocumentCipher.contentWithoutKey(doc) }
         return try cipher.open(stored, .snapshot)
-    }
-
-    /// Content met without its key: purged, or read without the master key.
-    static func sealed(_ doc: String) -> RewindError {
-        RewindError(.forbidden, "the content of \(doc) is encrypted and its key was not given (a purged document, or no --master-key-file)")
     }
 
     private static func parseOps(_ text: String, doc: String, version: Int64) throws(RewindError) -> [Op] {

@@ -59,13 +59,13 @@ public enum Tail {
                   let uid = r[4].flatMap({ Int64($0) }), let name = r[5], let client = r[6], let kind = r[7],
                   let time = r[17].flatMap({ Int64($0) }), let hash = r[18].flatMap(LogRows.bytea)
             else { throw RewindError(.internal, "malformed log row in \(doc): run `rewind admin verify \(doc)`") }
-            func plain(_ text: String?, _ field: DocumentCipher.Field) throws(RewindError) -> String? {
-                guard let text, DocumentCipher.isSealed(text), let cipher else { return text }
-                return try cipher.open(text, field)
+            var (ops, inverse) = (r[13], r[14])
+            if let o = ops, let i = inverse, cipher != nil || !DocumentCipher.isSealed(o) {
+                (ops, inverse) = try DocumentCipher.plain(ops: o, inverse: i, cipher: cipher, doc: doc)
             }
             let row = LogRow(doc: doc, seq: s, version: v, entry: entry, id: id, userID: uid, client: client, kind: kind, group: r[8],
-                             action: r[9], tx: r[10], txDigest: r[11], base: r[12].flatMap { Int64($0) }, ops: try plain(r[13], .ops),
-                             inverse: try plain(r[14], .inverse), refers: r[15], meta: r[16], time: time, hash: hash)
+                             action: r[9], tx: r[10], txDigest: r[11], base: r[12].flatMap { Int64($0) }, ops: ops,
+                             inverse: inverse, refers: r[15], meta: r[16], time: time, hash: hash)
             return Line(row: row, user: name, ops: row.ops.flatMap { try? JSONParser.parse($0, maxDepth: Limits.unbounded.maxJSONDepth) })
         }
     }

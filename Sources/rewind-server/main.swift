@@ -89,6 +89,10 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: .hidden)
     var faultUnappliableVersion: Int64?
 
+    // Benchmarks only (scripts/bench/commit and replay --compare-unsealed): what sealing costs.
+    @Flag(help: .hidden)
+    var unsealedForBenchmarks = false
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = env("REWIND_LOG_LEVEL") ?? "info"
 
@@ -138,6 +142,7 @@ struct RewindServerCommand: ParsableCommand {
         config.databaseTimeouts.statementMs = UInt64(dbTimeout) * 1000
         config.databaseTimeouts.answerMs = UInt64(dbTimeout) * 1000 + 2_000
         config.faultUnappliableVersion = faultUnappliableVersion
+        config.sealsContent = !unsealedForBenchmarks
         config.idleTimeoutMs = UInt64(idleTimeout) * 1000
         config.handshakeTimeoutMs = UInt64(handshakeTimeout) * 1000
         config.maxPartialBytes = maxPartialBytes

@@ -247,10 +247,7 @@ final class EncryptionTests: XCTestCase {
                                         ["admin", "migrate", "--database", db.conninfo, "--master-key-file", "/nonexistent/key"])
         XCTAssertEqual(withoutKey.status, 1, withoutKey.out + withoutKey.err)
 
-        let env = ProcessInfo.processInfo.environment["REWIND_MASTER_KEY_FILE"]!
-        unsetenv("REWIND_MASTER_KEY_FILE")
-        let plain = try runAdmin(db, ["migrate"])
-        setenv("REWIND_MASTER_KEY_FILE", env, 1)
+        let plain = try withoutMasterKey { try runAdmin(db, ["migrate"]) }
         XCTAssertEqual(plain.status, 1, plain.out + plain.err)
         XCTAssertTrue(plain.err.contains("1 document(s) hold plain text"), plain.err)
 

@@ -398,6 +398,14 @@ func runProgram(_ path: String, _ args: [String]) throws -> (status: Int32, out:
     return (p.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complaint, as: UTF8.self))
 }
 
+/// `body` with no REWIND_MASTER_KEY_FILE in the environment (for the programs it starts).
+func withoutMasterKey<T>(_ body: () throws -> T) rethrows -> T {
+    let path = ProcessInfo.processInfo.environment["REWIND_MASTER_KEY_FILE"]
+    unsetenv("REWIND_MASTER_KEY_FILE")
+    defer { if let path { setenv("REWIND_MASTER_KEY_FILE", path, 1) } }
+    return try body()
+}
+
 extension Replay {
     /// With the run's master key: what the tests' servers seal content with.
     static func document(_ doc: String, to version: Int64? = nil, db: Database) throws -> DocumentLedger {

@@ -115,8 +115,16 @@ final class WritePathTests: XCTestCase {
 
         // Re-seal from the changed entry on, as a superuser who knows the encoding would.
         try db.db.execute(script: resealSQL(doc: "d", from: "4"))
-        XCTAssertEqual(try runAdmin(db, ["verify", "d"]).status, 0, "a re-sealed chain holds together on its own")
-        let resealed = try runAdmin(db, ["verify", "--anchors", anchorFile])
+        // Without the master key only the chain is checked: a re-sealed chain holds together on its own.
+        let chainOnly = try withoutMasterKey { try runAdmin(db, ["verify", "d"]) }
+        XCTAssertEqual(chainOnly.status, 0, chainOnly.out + chainOnly.err)
+        XCTAssertTrue(chainOnly.err.contains("only the hash chains were checked"), chainOnly.err)
+        // With it, the content gives the move away (sealed text cannot be forged without the key) …
+        let content = try runAdmin(db, ["verify", "d"])
+        XCTAssertEqual(content.status, 1)
+        XCTAssertTrue(content.out.contains("d entry 4 (version 4): its inverse does not give back"), content.out)
+        // … and anchors taken before catch it even without the key.
+        let resealed = try withoutMasterKey { try runAdmin(db, ["verify", "--anchors", anchorFile]) }
         XCTAssertEqual(resealed.status, 1)
         XCTAssertTrue(resealed.out.contains("d entry 4: differs from the anchor"), resealed.out)
 

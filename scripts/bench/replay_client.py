@@ -92,6 +92,8 @@ def main():
         build(port, tokens, "replay-warm", 1, share_with)
         build(port, tokens, "replay-short", short, share_with)
         build(port, tokens, "replay-long", long_, share_with)
+    elif mode == "build-one":  # build-one DOC EVENTS OTHERS: one more long document (scripts/bench/replay --compare-unsealed)
+        build(port, tokens, sys.argv[4], int(sys.argv[5]), [u for u in sys.argv[6].split(",") if u])
     elif mode == "open":
         t = Terminal(port, tokens[0], "measure-open")
         timed_open(t, "replay-warm")

@@ -4,16 +4,20 @@ import Crypto
 /// text the log stores for an event's ops and inverse, and snapshots.
 ///
 /// AES-256-GCM (BoringSSL, with AES-NI where the CPU has it), a fresh random
-/// 96-bit nonce per field, and the document and the field's name as the
-/// authenticated data, so a sealed field cannot be moved to another
-/// document or column unnoticed. The stored text is
+/// 96-bit nonce per sealing, and the document and what is sealed as the
+/// authenticated data, so sealed text cannot be moved to another document
+/// or column unnoticed. The stored text is
 ///
 ///     ~<key id>:<base64 of nonce, ciphertext and tag>
 ///
 /// — never valid JSON (ops start with `[`), so sealed and plain text are told
 /// apart by the first byte, and the hash chain, which covers the stored
-/// text, covers the key id and the ciphertext. Purging the document destroys
-/// its wrapped key; the sealed text then opens for no one.
+/// text, covers the key id and the ciphertext. An event's ops and inverse
+/// are sealed together, in its `ops` column (the two JSON texts joined by a
+/// newline, which JSON text never holds raw); its `inverse` column then holds
+/// just `~`. One sealing per event, not two: on replay, opening is most of
+/// what encryption costs. Purging the document destroys its wrapped key; the
+/// sealed text then opens for no one.
 ///
 /// The one thing here that is not deterministic is the nonce: the core
 /// stays free of I/O, and tests that need identical rows run without a cipher.
@@ -23,10 +27,15 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
     private let key: SymmetricKey
     private let fingerprintKey: SymmetricKey
 
-    /// The fields a document's key seals, named in the authenticated data.
+    /// What a document's key seals, named in the authenticated data.
     public enum Field: String, Sendable {
-        case ops, inverse, snapshot
+        /// An event's ops and inverse, together (`sealEntry`).
+        case entry
+        case snapshot
     }
+
+    /// The `inverse` column of an event whose inverse is sealed with its ops.
+    public static let inverseInOps = "~"
 
     public static let keyBytes = 32
 
@@ -61,24 +70,66 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
     }
 
     public func open(_ stored: String, _ field: Field) throws(RewindError) -> String {
-        let u = stored.utf8
+        String(decoding: try openBytes(stored, field), as: UTF8.self)
+    }
+
+    /// An event's ops and inverse (JSON text each), sealed as one.
+    public func sealEntry(ops: String, inverse: String) -> String { seal(ops + "\n" + inverse, .entry) }
+
+    /// An event's stored `ops` and `inverse` columns for plain ones (sealed ones stay as they are).
+    public func sealed(ops: String, inverse: String) -> (ops: String, inverse: String) {
+        DocumentCipher.isSealed(ops) ? (ops, inverse) : (sealEntry(ops: ops, inverse: inverse), Self.inverseInOps)
+    }
+
+    /// The plain ops and inverse of an event's stored columns: opened with
+    /// `cipher` when sealed; plain text (from before encryption) as it is.
+    public static func plain(ops: String, inverse: String, cipher: DocumentCipher?, doc: String) throws(RewindError) -> (ops: String, inverse: String) {
+        guard isSealed(ops) else { return (ops, inverse) }
+        guard let cipher else { throw contentWithoutKey(doc) }
+        guard inverse == inverseInOps else { throw RewindError(.internal, "an event of \(doc) has sealed ops and an inverse column that is not \"~\"") }
+        return try cipher.openEntry(ops)
+    }
+
+    /// Content met without its key: purged, or read without the master key.
+    public static func contentWithoutKey(_ doc: String) -> RewindError {
+        RewindError(.forbidden, "the content of \(doc) is encrypted and its key was not given (a purged document, or no --master-key-file)")
+    }
+
+    /// The ops and inverse JSON text of an event sealed with `sealEntry`.
+    public func openEntry(_ stored: String) throws(RewindError) -> (ops: String, inverse: String) {
+        let plain = try openBytes(stored, .entry)
+        guard let nl = plain.firstIndex(of: UInt8(ascii: "\n")) else {
+            throw RewindError(.internal, "sealed entry of \(doc) holds no inverse")
+        }
+        return (String(decoding: plain[..<nl], as: UTF8.self), String(decoding: plain[(nl + 1)...], as: UTF8.self))
+    }
+
+    private func openBytes(_ stored: String, _ field: Field) throws(RewindError) -> [UInt8] {
+        var stored = stored
+        let opened: [UInt8]? = stored.withUTF8 { u -> [UInt8]? in
+            guard u.first == UInt8(ascii: "~"), let colon = u.firstIndex(of: UInt8(ascii: ":")),
+                  u[1..<colon].elementsEqual(keyID.utf8),
+                  let bytes = Base64.decode(UnsafeBufferPointer(rebasing: u[(colon + 1)...])), bytes.count >= 28,
+                  let box = try? AES.GCM.SealedBox(combined: bytes),
+                  let plain = try? AES.GCM.open(box, using: key, authenticating: aad(field))
+            else { return nil }
+            return Array(plain)
+        }
+        guard let opened else { throw whyNot(stored, field) }
+        return opened
+    }
+
+    /// Why sealed text did not open (the slow path, for the message).
+    private func whyNot(_ stored: String, _ field: Field) -> RewindError {
+        let u = Array(stored.utf8)
         guard u.first == UInt8(ascii: "~"), let colon = u.firstIndex(of: UInt8(ascii: ":")) else {
-            throw RewindError(.internal, "\(field.rawValue) of \(doc) is not sealed text")
+            return RewindError(.internal, "\(field.rawValue) of \(doc) is not sealed text")
         }
-        let id = String(decoding: u[u.index(after: u.startIndex)..<colon], as: UTF8.self)
+        let id = String(decoding: u[1..<colon], as: UTF8.self)
         guard id == keyID else {
-            throw RewindError(.internal, "\(field.rawValue) of \(doc) is sealed with key \(id), not the document's key \(keyID)")
+            return RewindError(.internal, "\(field.rawValue) of \(doc) is sealed with key \(id), not the document's key \(keyID)")
         }
-        guard let bytes = Base64.decode(String(decoding: u[u.index(after: colon)...], as: UTF8.self)), bytes.count >= 28 else {
-            throw RewindError(.internal, "\(field.rawValue) of \(doc) is not valid sealed text")
-        }
-        do {
-            let box = try AES.GCM.SealedBox(combined: bytes)
-            let plain = try AES.GCM.open(box, using: key, authenticating: aad(field))
-            return String(decoding: plain, as: UTF8.self)
-        } catch {
-            throw RewindError(.internal, "\(field.rawValue) of \(doc) does not open with its key: it was changed, or sealed for another document or field")
-        }
+        return RewindError(.internal, "\(field.rawValue) of \(doc) does not open with its key: it was changed, or sealed for another document or field")
     }
 
     /// A keyed fingerprint (64 bits of HMAC-SHA-256, hex): what tells a

@@ -208,8 +208,7 @@ public struct Rechain: Sendable {
         row.userID = users[source.userID] ?? source.userID
         if renewIDs { row.id = Self.derivedID(doc: doc, from: source.id) }
         if let cipher {
-            if let ops = row.ops, !DocumentCipher.isSealed(ops) { row.ops = cipher.seal(ops, .ops) }
-            if let inverse = row.inverse, !DocumentCipher.isSealed(inverse) { row.inverse = cipher.seal(inverse, .inverse) }
+            if let ops = row.ops, let inverse = row.inverse { (row.ops, row.inverse) = cipher.sealed(ops: ops, inverse: inverse) }
         }
         row.hash = row.chained(after: previous)
         previous = row.hash

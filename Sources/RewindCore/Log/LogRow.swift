@@ -103,8 +103,8 @@ extension Event.StoredText {
         plainOps = JSONWriter.string(Op.encodeList(e.ops))
         let plainInverse = JSONWriter.string(Op.encodeList(e.inverse))
         if let cipher {
-            ops = cipher.seal(plainOps, .ops)
-            inverse = cipher.seal(plainInverse, .inverse)
+            ops = cipher.sealEntry(ops: plainOps, inverse: plainInverse)
+            inverse = DocumentCipher.inverseInOps
         } else {
             ops = plainOps
             inverse = plainInverse

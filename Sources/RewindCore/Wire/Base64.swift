@@ -1,0 +1,78 @@
+/// Base64 (RFC 4648, with padding): the WebSocket key and accept value, the
+/// master key file, and sealed content (`DocumentCipher`), where it is on
+/// the read path of every replay: decoding goes through a table, straight
+/// from the string's UTF-8 storage.
+public enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    /// Each byte's 6-bit value; 64 for "=", 255 for anything else.
+    private static let values: [UInt8] = {
+        var t = [UInt8](repeating: 255, count: 256)
+        for (i, c) in alphabet.enumerated() { t[Int(c)] = UInt8(i) }
+        t[Int(UInt8(ascii: "="))] = 64
+        return t
+    }()
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        let n = (bytes.count + 2) / 3 * 4
+        return String(unsafeUninitializedCapacity: n) { out in
+            bytes.withUnsafeBufferPointer { b in
+                alphabet.withUnsafeBufferPointer { a in
+                    var i = 0, o = 0
+                    while i < b.count {
+                        let k = min(3, b.count - i)
+                        let v = UInt32(b[i]) << 16 | (k > 1 ? UInt32(b[i + 1]) << 8 : 0) | (k > 2 ? UInt32(b[i + 2]) : 0)
+                        out[o] = a[Int(v >> 18 & 63)]
+                        out[o + 1] = a[Int(v >> 12 & 63)]
+                        out[o + 2] = k > 1 ? a[Int(v >> 6 & 63)] : UInt8(ascii: "=")
+                        out[o + 3] = k > 2 ? a[Int(v & 63)] : UInt8(ascii: "=")
+                        i += 3
+                        o += 4
+                    }
+                }
+            }
+            return n
+        }
+    }
+
+    public static func decode(_ s: String) -> [UInt8]? {
+        var s = s
+        return s.withUTF8 { decode($0) }
+    }
+
+    public static func decode(_ s: Substring) -> [UInt8]? {
+        var s = s
+        return s.withUTF8 { decode($0) }
+    }
+
+    /// Canonical base64 only: padding only at the end, and the bits it leaves over zero ("dGg=", not "dGh=").
+    public static func decode(_ u: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard u.count % 4 == 0 else { return nil }
+        if u.isEmpty { return [] }
+        let pad = u[u.count - 1] == UInt8(ascii: "=") ? (u[u.count - 2] == UInt8(ascii: "=") ? 2 : 1) : 0
+        let n = u.count / 4 * 3 - pad
+        var ok = true
+        let out = [UInt8](unsafeUninitializedCapacity: n + 2) { out, count in
+            values.withUnsafeBufferPointer { t in
+                var i = 0, o = 0
+                while i < u.count {
+                    let a = t[Int(u[i])], b = t[Int(u[i + 1])], c = t[Int(u[i + 2])], d = t[Int(u[i + 3])]
+                    let last = i + 4 == u.count
+                    // Any non-alphabet byte is 255, "=" is 64: both fail here unless "=" is padding at the end.
+                    if (a | b) > 63 || (!last && (c | d) > 63) { ok = false; break }
+                    if last {
+                        if pad == 2 && (c != 64 || d != 64 || b & 15 != 0) || pad == 1 && (c > 63 || d != 64 || c & 3 != 0)
+                            || pad == 0 && (c | d) > 63 { ok = false; break }
+                    }
+                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c & 63) << 6 | UInt32(d & 63)
+                    out[o] = UInt8(v >> 16 & 0xFF)
+                    out[o + 1] = UInt8(v >> 8 & 0xFF)
+                    out[o + 2] = UInt8(v & 0xFF)
+                    i += 4
+                    o += 3
+                }
+            }
+            count = ok ? n : 0
+        }
+        return ok ? out : nil
+    }
+}
