@@ -25,9 +25,12 @@ let package = Package(
         // WebSocket framing (RFC 6455), no I/O: fed from our libuv reads. Debian ships no
         // pkg-config file for it; its header is in the default include path.
         .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
+        // AES-256-GCM of documents' content (RewindCore/Crypto/AESGCM.swift): OpenSSL's
+        // libcrypto, which libpq links already; a call costs a fraction of swift-crypto's.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
-        // Pure, deterministic core: no I/O (swift-crypto for SHA-256 only).
-        .target(name: "RewindCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // Pure, deterministic core: no I/O (swift-crypto for SHA-256 and HMAC, OpenSSL for AES-GCM).
+        .target(name: "RewindCore", dependencies: [.product(name: "Crypto", package: "swift-crypto"), "COpenSSL"]),
 
         // A client of the protocol for apps (and `rewind connect`): the core and POSIX sockets, nothing else.
         .target(name: "RewindClient", dependencies: ["RewindCore"]),

@@ -24,7 +24,7 @@ struct RewindServerCommand: ParsableCommand {
     var database: String = env("REWIND_DATABASE") ?? ""
 
     @Option(help: "The master key file: wraps every document's data key (one line, 32 bytes in base64, mode 0600; `rewind admin master-key create FILE` makes one). Required (env REWIND_MASTER_KEY_FILE). A key other than the database's: exit 1.")
-    var masterKeyFile: String? = env("REWIND_MASTER_KEY_FILE")
+    var masterKeyFile: String?
 
     @Option(help: "Seconds without a complete line after which a connection is closed (bye idle).")
     var idleTimeout: Int = 45
@@ -69,7 +69,7 @@ struct RewindServerCommand: ParsableCommand {
     var presenceMoves: String = "push"
 
     @Option(help: "A JSON file of static quick actions, listed before the documents a user edited recently: an array of at most 4 {type, title, subtitle?, icon?, info?}, type new_document or open_document (with info.doc). [] lists none. Default: one new_document item, \"New Document\" (env REWIND_SHORTCUTS).")
-    var shortcuts: String? = env("REWIND_SHORTCUTS")
+    var shortcuts: String?
 
     @Option(help: "Writer connections to PostgreSQL; each owns a share of the documents and commits their batches.")
     var writers: Int = 2
@@ -81,10 +81,10 @@ struct RewindServerCommand: ParsableCommand {
     var metrics: String?
 
     @Option(help: "Origins besides the server's own page that may open a WebSocket at /ws: comma-separated (https://app.example.com), or * for any. Clients that send no Origin (not browsers) are always allowed (env REWIND_ALLOWED_ORIGINS).")
-    var allowedOrigins: String? = env("REWIND_ALLOWED_ORIGINS")
+    var allowedOrigins: String?
 
     @Option(help: "The folder of the web editor's files (index.html, rewind.js), served at GET / and GET /rewind.js. Default: web/ of the checkout the server was built in (env REWIND_WEB_DIR).")
-    var webDir: String? = env("REWIND_WEB_DIR")
+    var webDir: String?
 
     @Option(help: .hidden)
     var faultUnappliableVersion: Int64?
@@ -126,6 +126,11 @@ struct RewindServerCommand: ParsableCommand {
             _ = message.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
             throw ExitCode(3)
         }
+        // Options win over the environment (an Optional option cannot have a default).
+        let masterKeyFile = self.masterKeyFile ?? env("REWIND_MASTER_KEY_FILE")
+        let shortcuts = self.shortcuts ?? env("REWIND_SHORTCUTS")
+        let allowedOrigins = self.allowedOrigins ?? env("REWIND_ALLOWED_ORIGINS")
+        let webDir = self.webDir ?? env("REWIND_WEB_DIR")
         guard let masterKeyFile else {
             var message = Array("rewind-server: no master key: give --master-key-file FILE (or REWIND_MASTER_KEY_FILE); `rewind admin master-key create FILE` makes one\n".utf8)
             _ = message.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }

@@ -8,7 +8,7 @@ struct DatabaseOptions: ParsableArguments {
     var database: String = env("REWIND_DATABASE") ?? ""
 
     @Option(help: "The master key file, to read documents' content (env REWIND_MASTER_KEY_FILE). Without it only the hash chain can be checked.")
-    var masterKeyFile: String? = env("REWIND_MASTER_KEY_FILE")
+    var masterKeyFile: String?
 
     func connect() throws -> Database {
         do { return try RewindStore.Database(database) } catch { throw Failure(error) }
@@ -17,7 +17,7 @@ struct DatabaseOptions: ParsableArguments {
     /// The documents' keys, unwrapped with the master key (nil: no key file
     /// given); a key that is not the database's ends the command.
     func keys(_ db: Database) throws -> DocumentKeys? {
-        guard let masterKeyFile else { return nil }
+        guard let masterKeyFile = masterKeyFile ?? env("REWIND_MASTER_KEY_FILE") else { return nil }
         do {
             let keys = DocumentKeys(master: try MasterKey.read(masterKeyFile))
             try keys.claimMaster(db)

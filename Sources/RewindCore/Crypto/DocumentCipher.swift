@@ -3,7 +3,7 @@ import Crypto
 /// Seals a document's content with its data key (SPEC section 15): the
 /// text the log stores for an event's ops and inverse, and snapshots.
 ///
-/// AES-256-GCM (BoringSSL, with AES-NI where the CPU has it), a fresh random
+/// AES-256-GCM (`AESGCM`: OpenSSL's libcrypto, with AES-NI where the CPU has it), a fresh random
 /// 96-bit nonce per sealing, and the document and what is sealed as the
 /// authenticated data, so sealed text cannot be moved to another document
 /// or column unnoticed. The stored text is
@@ -24,8 +24,9 @@ import Crypto
 public final class DocumentCipher: @unchecked Sendable {  // immutable after init; SymmetricKey is a value without Sendable
     public let doc: String
     public let keyID: String
-    private let key: SymmetricKey
+    private let key: [UInt8]
     private let fingerprintKey: SymmetricKey
+    private let entryAAD: [UInt8], snapshotAAD: [UInt8]
 
     /// What a document's key seals, named in the authenticated data.
     public enum Field: String, Sendable {
@@ -43,9 +44,12 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
         precondition(bytes.count == Self.keyBytes, "a data key is 32 bytes")
         self.doc = doc
         self.keyID = keyID
-        key = SymmetricKey(data: bytes)
+        key = bytes
         // A separate key for fingerprints, so a MAC never shares a key with the cipher.
-        fingerprintKey = SymmetricKey(data: Array(HMAC<Crypto.SHA256>.authenticationCode(for: Array("rewind fingerprint".utf8), using: key)))
+        fingerprintKey = SymmetricKey(data: Array(HMAC<Crypto.SHA256>.authenticationCode(for: Array("rewind fingerprint".utf8),
+                                                                                         using: SymmetricKey(data: bytes))))
+        entryAAD = Array("rewind \(Field.entry.rawValue) of \(doc)".utf8)
+        snapshotAAD = Array("rewind \(Field.snapshot.rawValue) of \(doc)".utf8)
     }
 
     /// 32 random bytes: a new data key.
@@ -61,12 +65,9 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
     public static func isSealed(_ stored: String) -> Bool { stored.utf8.first == UInt8(ascii: "~") }
 
     public func seal(_ plain: String, _ field: Field) -> String {
-        let box: AES.GCM.SealedBox
-        do { box = try AES.GCM.seal(Array(plain.utf8), using: key, authenticating: aad(field)) } catch {
-            // Only a key of the wrong size can fail, and the init refuses those.
-            preconditionFailure("AES-GCM seal failed: \(error)")
-        }
-        return "~" + keyID + ":" + Base64.encode(Array(box.combined!))
+        var plain = plain
+        let sealed = plain.withUTF8 { AESGCM.seal(UnsafeRawBufferPointer($0), key: key, aad: aad(field)) }
+        return "~" + keyID + ":" + Base64.encode(sealed)
     }
 
     public func open(_ stored: String, _ field: Field) throws(RewindError) -> String {
@@ -109,11 +110,9 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
         let opened: [UInt8]? = stored.withUTF8 { u -> [UInt8]? in
             guard u.first == UInt8(ascii: "~"), let colon = u.firstIndex(of: UInt8(ascii: ":")),
                   u[1..<colon].elementsEqual(keyID.utf8),
-                  let bytes = Base64.decode(UnsafeBufferPointer(rebasing: u[(colon + 1)...])), bytes.count >= 28,
-                  let box = try? AES.GCM.SealedBox(combined: bytes),
-                  let plain = try? AES.GCM.open(box, using: key, authenticating: aad(field))
+                  let bytes = Base64.decode(UnsafeBufferPointer(rebasing: u[(colon + 1)...]))
             else { return nil }
-            return Array(plain)
+            return AESGCM.open(bytes, key: key, aad: aad(field))
         }
         guard let opened else { throw whyNot(stored, field) }
         return opened
@@ -141,5 +140,5 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
         return Hex.string(Array(Array(mac).prefix(8)))
     }
 
-    private func aad(_ field: Field) -> [UInt8] { Array("rewind \(field.rawValue) of \(doc)".utf8) }
+    private func aad(_ field: Field) -> [UInt8] { field == .entry ? entryAAD : snapshotAAD }
 }
