@@ -6,20 +6,6 @@ import XCTest
 /// Roles per document (PROTOCOL.md "Access"): what each role may do, and
 /// role changes and revoked tokens taking effect at once, on every instance.
 final class AccessTests: XCTestCase {
-    /// A focusable text node `id` at the top of the root.
-    func textNode(_ id: String, _ text: String) -> JSON {
-        ["op": "create", "node": .string(id), "parent": "root", "index": 0, "kind": "text", "frame": [0, 0, 100, 20],
-         "focusable": true, "text": .string(text)]
-    }
-
-    /// `rewind admin ARGS --database …` on the test database; its stdout (fails the test on a non-zero exit).
-    @discardableResult
-    func admin(_ db: TestDatabase, _ args: String...) throws -> String {
-        let r = try runAdmin(db, args)
-        guard r.status == 0 else { throw TestFailure("rewind admin \(args.joined(separator: " ")) exited \(r.status): \(r.err)") }
-        return r.out
-    }
-
     /// alice's document `d` with a focusable text node `t` ("hello"), shared as given.
     func seed(_ alice: Terminal, shares: [(String, String)]) throws {
         XCTAssertEqual(try alice.request("create_doc", [("doc", "d")])["ok"], true)

@@ -47,13 +47,6 @@ final class AdminTests: XCTestCase {
         return path
     }
 
-    @discardableResult
-    func admin(_ db: TestDatabase, _ args: String...) throws -> String {
-        let r = try runAdmin(db, args)
-        guard r.status == 0 else { throw TestFailure("rewind admin \(args.joined(separator: " ")) exited \(r.status): \(r.err)") }
-        return r.out
-    }
-
     /// The document at every version, in both databases, is the same.
     func assertSameAtEveryVersion(_ a: TestDatabase, _ docA: String, _ b: TestDatabase, _ docB: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let top = try head(a, docA)

@@ -7,18 +7,6 @@ import XCTest
 /// Content encrypted per document, purge, the master key, and erasing a
 /// user (SPEC section 15, PROTOCOL "delete_doc"), against real PostgreSQL.
 final class EncryptionTests: XCTestCase {
-    func textNode(_ id: String, _ text: String) -> JSON {
-        ["op": "create", "node": .string(id), "parent": "root", "index": 0, "kind": "text", "frame": [0, 0, 100, 20],
-         "focusable": true, "text": .string(text)]
-    }
-
-    @discardableResult
-    func admin(_ db: TestDatabase, _ args: String...) throws -> String {
-        let r = try runAdmin(db, args)
-        guard r.status == 0 else { throw TestFailure("rewind admin \(args.joined(separator: " ")) exited \(r.status): \(r.err)") }
-        return r.out
-    }
-
     /// The files of `dir` holding `needle` (grep -r over everything, WAL included).
     func filesHolding(_ needle: String, in dir: String) throws -> [String] {
         let r = try runProgram("/bin/grep", ["-r", "-l", "-a", "-F", needle, dir])

@@ -398,6 +398,20 @@ func runProgram(_ path: String, _ args: [String]) throws -> (status: Int32, out:
     return (p.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complaint, as: UTF8.self))
 }
 
+/// A focusable text node `id` at the top of the root.
+func textNode(_ id: String, _ text: String) -> JSON {
+    ["op": "create", "node": .string(id), "parent": "root", "index": 0, "kind": "text", "frame": [0, 0, 100, 20],
+     "focusable": true, "text": .string(text)]
+}
+
+/// `rewind admin ARGS --database …` on the test database; its stdout (fails the test on a non-zero exit).
+@discardableResult
+func admin(_ db: TestDatabase, _ args: String...) throws -> String {
+    let r = try runAdmin(db, args)
+    guard r.status == 0 else { throw TestFailure("rewind admin \(args.joined(separator: " ")) exited \(r.status): \(r.err)") }
+    return r.out
+}
+
 /// `body` with no REWIND_MASTER_KEY_FILE in the environment (for the programs it starts).
 func withoutMasterKey<T>(_ body: () throws -> T) rethrows -> T {
     let path = ProcessInfo.processInfo.environment["REWIND_MASTER_KEY_FILE"]
