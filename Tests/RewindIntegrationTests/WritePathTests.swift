@@ -256,7 +256,9 @@ func resealSQL(doc: String, from: String) -> String {
 }
 
 /// `verify` checks every event's inverse on its own, not only the chain: an
-/// inverse rewritten and re-sealed (the chain then holds) is still caught,
+/// inverse that is not the event's (without the key the sealed text cannot be
+/// rewritten, so version 3's sealed ops and inverse are moved to version 4),
+/// re-chained so that the chain holds, is still caught,
 /// and the check leaves the document as it was for the entries after it.
 final class VerifyInverseTests: XCTestCase {
     func testAWrongInverseResealedIsCaughtAndAGoodLogPasses() throws {
@@ -267,7 +269,8 @@ final class VerifyInverseTests: XCTestCase {
         XCTAssertEqual(try runAdmin(f.db, ["verify", "d"]).status, 0, "a good log passes (each inverse checked in place, the state put back)")
         try f.db.db.execute(script: """
             ALTER TABLE log DISABLE TRIGGER USER;
-            UPDATE log SET inverse = '[{"op":"set","node":"root","key":"k","value":99}]' WHERE doc = 'd' AND version = 4 AND entry = 'event';
+            UPDATE log SET ops = (SELECT ops FROM log WHERE doc = 'd' AND version = 3 AND entry = 'event')
+            WHERE doc = 'd' AND version = 4 AND entry = 'event';
             ALTER TABLE log ENABLE TRIGGER USER;
             DELETE FROM snapshots WHERE doc = 'd';
             """ + resealSQL(doc: "d", from: "(SELECT seq FROM log WHERE doc = 'd' AND version = 4 AND entry = 'event')"))
