@@ -126,9 +126,6 @@ public final class TCPStream {
         })
     }
 
-    /// Bytes handed to the kernel-bound queue but not yet written.
-    public var pendingWriteBytes: Int { handleClosing ? 0 : Int(uv_stream_get_write_queue_size(stream)) }
-
     /// Runs when a write's queued rest (see `write`) is written, or failed:
     /// `(bytes, ok)`, `bytes` being what `write` returned. Set once; it may
     /// hold its owner strongly (no weak reference: those make every retain of

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import RewindCore
 
 /// Pages of one document's log, read, decoded and checked against the hash
@@ -16,7 +17,7 @@ final class LogPageReader: @unchecked Sendable {
     private let filled = DispatchSemaphore(value: 0)
     private let free = DispatchSemaphore(value: 2)
     private let done = DispatchSemaphore(value: 0)
-    private let stopping = Flag()
+    private let stopping = Atomic<Bool>(false)
     private var taken = 0
 
     /// `checksChain`: false when the caller checks the hash chain itself
@@ -32,7 +33,7 @@ final class LogPageReader: @unchecked Sendable {
             var seq: Int64 = 0, previous: [UInt8] = [], put = 0
             while seq < stop {
                 free.wait()
-                if stopping.isSet { return }
+                if stopping.load(ordering: .acquiring) { return }
                 let page = Result { () throws(RewindError) -> [LogEntry] in
                     let entries = try LogRows.decode(doc: doc, try box.db.query(LogRows.range(doc: doc, afterSeq: seq, toSeq: stop, limit: pageSize)),
                                                      cipher: cipher)
@@ -67,16 +68,9 @@ final class LogPageReader: @unchecked Sendable {
 
     /// Stops the reader if it is still ahead and waits until it has let go of the connection.
     func finish() {
-        stopping.set()
+        stopping.store(true, ordering: .releasing)
         free.signal()  // a reader waiting for a free slot sees the flag
         done.wait()
-    }
-
-    private final class Flag: @unchecked Sendable {
-        private let lock = DispatchSemaphore(value: 1)
-        private var value = false
-        var isSet: Bool { lock.wait(); defer { lock.signal() }; return value }
-        func set() { lock.wait(); value = true; lock.signal() }
     }
 
     private struct DatabaseBox: @unchecked Sendable {

@@ -5,6 +5,9 @@ import RewindCore
 import RewindServer
 import RewindStore
 
+/// Every default lives in `ServerConfig`; the options show them.
+private let defaults = ServerConfig()
+
 /// `rewind-server`: serves the wire protocol (PROTOCOL.md) on one libuv loop.
 struct RewindServerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,43 +30,43 @@ struct RewindServerCommand: ParsableCommand {
     var masterKeyFile: String?
 
     @Option(help: "Seconds without a complete line after which a connection is closed (bye idle).")
-    var idleTimeout: Int = 45
+    var idleTimeout: Int = Int(defaults.idleTimeoutMs / 1000)
 
     @Option(help: "Seconds to say hello after connecting, and the longest an incomplete line may be held (bye handshake_timeout / partial_line).")
-    var handshakeTimeout: Int = 10
+    var handshakeTimeout: Int = Int(defaults.handshakeTimeoutMs / 1000)
 
     @Option(help: "Bytes held in incomplete lines over all connections; the connection taking it past this is closed (bye rate_limited).")
-    var maxPartialBytes: Int = 256 << 20
+    var maxPartialBytes: Int = defaults.maxPartialBytes
 
     @Option(help: "Bytes of replies and pushes not yet written past which a connection's requests wait (pushes past twice this disconnect it: bye slow).")
-    var maxOutputBytes: Int = 4 << 20
+    var maxOutputBytes: Int = defaults.maxOutputBytes
 
     @Option(help: "Seconds a connection may stay past --max-output-bytes before it is disconnected (bye slow).")
-    var slowTimeout: Int = 30
+    var slowTimeout: Int = Int(defaults.slowTimeoutMs / 1000)
 
     @Option(help: "Most simultaneous connections (lowered, with a warning, to fit the descriptor limit).")
-    var maxConnections: Int = 10_000
+    var maxConnections: Int = defaults.maxConnections
 
     @Option(help: "Connections one user may hold at once.")
-    var maxConnectionsPerUser: Int = 256
+    var maxConnectionsPerUser: Int = defaults.maxConnectionsPerUser
 
     @Option(help: "Connections from one address that have not said hello yet.")
-    var maxHandshakesPerAddress: Int = 128
+    var maxHandshakesPerAddress: Int = defaults.maxHandshakesPerAddress
 
     @Option(help: "Load balancers (IP addresses, comma-separated) whose connections begin with a PROXY protocol header (v1 or v2; HAProxy send-proxy-v2): the client's address it names counts for the per-address limits and logs. Connections from other addresses send none.")
     var proxyProtocolFrom: String = ""
 
     @Option(help: "Requests per second per connection (token bucket; burst twice this); past it: rate_limited with retry_after_ms.")
-    var requestsPerSecond: Int = 1_000
+    var requestsPerSecond: Int = Int(defaults.requestsPerSecond)
 
     @Option(help: "Milliseconds within which one terminal's text edits in one node coalesce into one \"Typing\" undo group.")
-    var typingWindow: Int64 = 500
+    var typingWindow: Int64 = defaults.typingWindowMs
 
     @Option(help: "Groups kept per undo and redo stack (0: all). Set once per deployment: replay uses the same value.")
-    var undoLevels: Int = 100
+    var undoLevels: Int = defaults.undoLevels
 
     @Option(help: "Store a snapshot of a document every N events, so that opening it reads only the log after it (0: never).")
-    var snapshotEvery: Int = 1_000
+    var snapshotEvery: Int = defaults.snapshotEvery
 
     @Option(help: "push: send presence whose selection others' edits moved (default); quiet: keep it moved without pushing (clients move remote carets through the events themselves; for rooms with many carets).")
     var presenceMoves: String = "push"
@@ -72,10 +75,10 @@ struct RewindServerCommand: ParsableCommand {
     var shortcuts: String?
 
     @Option(help: "Writer connections to PostgreSQL; each owns a share of the documents and commits their batches.")
-    var writers: Int = 2
+    var writers: Int = defaults.writers
 
     @Option(help: "Seconds to wait for PostgreSQL: to connect, to answer (then the connection is made again and requests fail unavailable meanwhile); statements are cancelled after the same time.")
-    var dbTimeout: Int = 10
+    var dbTimeout: Int = Int(defaults.databaseTimeouts.statementMs / 1000)
 
     @Option(help: "Serve GET /metrics (Prometheus text format) and GET /health (200 ok, or 503 and why the database is unreachable) over HTTP on HOST:PORT, e.g. 127.0.0.1:9464. Without it nothing is counted.")
     var metrics: String?

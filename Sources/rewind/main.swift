@@ -8,25 +8,9 @@ struct Rewind: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Rewind's command-line tools.",
         discussion: """
-            rewind connect [HOST:PORT] --user NAME [--token T] DOC
-                                                  edit DOC live in this terminal
-
-            rewind admin COMMAND, where COMMAND is one of:
-              migrate [--schema DIR]              apply the missing schema migrations
-              replay DOC [--to V]                 rebuild DOC from the log, print it
-              verify [DOC…] [--anchors FILE]      check chains, versions, inverses…
-              anchors [DOC…]                      print head hashes, to keep elsewhere
-              export DOC…|--all [--to V] [--out FILE]
-                                                  documents' logs as JSON lines
-              import FILE [--as NEWID]            append an export, chains checked
-              tail [DOC…] [--since V] [--json]    follow the log live
-              stats [DOC] [--json]                counts, sizes, events per day, users
-              user add|token NAME                 create a user / issue a token
-              user list [--json]                  users, tokens, documents
-              user revoke NAME                    revoke every token of a user
-              grant DOC USER editor|viewer        give a role on a document
-              revoke DOC USER                     take it away
-              undelete DOC | --list               bring back a deleted document
+            `rewind admin --help` lists the admin commands (generated from the commands
+            themselves); `rewind admin COMMAND --help` explains one. `rewind connect --help`:
+            edit a document live in this terminal.
 
             Every admin command takes --database CONNINFO (else REWIND_DATABASE, else the PG* variables) and --help. Exit status: 0 ok; 1 a check failed or the database refused (a name taken, a document that exists or does not); 2 usage; 3 the database cannot be reached. Every failure is followed by what to do. Long work (replay, verify, export, import) shows a progress bar on stderr when it is a terminal.
             """,

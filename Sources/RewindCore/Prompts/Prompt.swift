@@ -44,6 +44,14 @@ public struct Prompt: Sendable, Equatable {
         guard !actions.isEmpty else { throw RewindError(.internal, "a prompt needs at least one action") }
         guard actions.filter({ $0.style == .cancel }).count <= 1 else { throw RewindError(.internal, "a prompt has at most one cancel action") }
         guard Set(actions.map(\.id)).count == actions.count else { throw RewindError(.internal, "prompt action ids must be distinct") }
+        self.init(builtIn: id, title: title, message: message, style: style, level: level, feedback: feedback, reason: reason, actions: actions)
+    }
+
+    /// A prompt the server builds itself from fixed actions (one or more,
+    /// distinct ids, at most one cancel: PromptTests checks each kind).
+    init(builtIn id: String, title: String, message: String = "", style: Style = .alert, level: Level = .normal,
+         feedback: Feedback? = nil, reason: String, actions: [Action])
+    {
         self.id = id; self.title = title; self.message = message; self.style = style; self.level = level
         self.feedback = feedback; self.reason = reason; self.actions = actions
     }

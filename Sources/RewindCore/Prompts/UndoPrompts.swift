@@ -35,7 +35,7 @@ public enum UndoPrompts {
         case (nil, nil):
             return nil
         }
-        return try! Prompt(id: id, title: title, style: .alert, level: .normal, feedback: .success, reason: "shake", actions: actions)
+        return Prompt(builtIn: id, title: title, style: .alert, level: .normal, feedback: .success, reason: "shake", actions: actions)
     }
 
     /// "Undo Move changes what alice did since" [Undo Anyway (destructive), Cancel].
@@ -47,7 +47,7 @@ public enum UndoPrompts {
         let anyway = Prompt.Action(id: kind == .redo ? Prompt.ActionID.redoAnyway : Prompt.ActionID.undoAnyway,
                                    title: Titles.word(verb + " Anyway", locale: locale), style: .destructive)
         let cancel = Prompt.Action(id: Prompt.ActionID.cancel, title: Titles.word("Cancel", locale: locale), style: .cancel)
-        var p = try! Prompt(id: id, title: title, style: .alert, level: .normal, feedback: .warning, reason: "conflict",
+        var p = Prompt(builtIn: id, title: title, style: .alert, level: .normal, feedback: .warning, reason: "conflict",
                             actions: [anyway, cancel])
         p.extra = [("conflicts", conflicts)]
         return p
@@ -55,7 +55,7 @@ public enum UndoPrompts {
 
     /// A request rejected for its content, shown at `alert` level (when the terminal asked for these at hello).
     public static func error(id: String, _ e: RewindError, request: String, re: Int64?, locale: String) -> Prompt {
-        var p = try! Prompt(id: id, title: Titles.word("Error", locale: locale), message: e.message, style: .alert, level: .alert,
+        var p = Prompt(builtIn: id, title: Titles.word("Error", locale: locale), message: e.message, style: .alert, level: .alert,
                             feedback: .error, reason: "error",
                             actions: [.init(id: Prompt.ActionID.cancel, title: Titles.word("OK", locale: locale), style: .cancel)])
         p.extra = [("error", e.json), ("request", .string(request)), ("re", re.map { .int($0) } ?? .null)]

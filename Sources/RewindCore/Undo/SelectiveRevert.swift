@@ -184,5 +184,4 @@ extension UndoHistory {
 }
 
 extension Op {
-    var isRemove: Bool { if case .remove = self { return true }; return false }
 }

@@ -1,0 +1,666 @@
+-- The schema as it stands after every migration in this folder, in one place
+-- to read: `pg_dump --schema-only --no-owner --no-privileges` of a database
+-- migrated from empty (`rewind admin migrate`), without pg_dump's session
+-- settings. Never applied: the numbered files are what migrates a database,
+-- and SchemaDocumentTests proves this file equal to what they produce (it
+-- fails, printing the difference, when a migration changes the schema and
+-- this file is not regenerated). To regenerate:
+--   createdb probe && rewind admin migrate --database dbname=probe
+--   scripts/schema-dump probe > schema/current.sql
+--
+--
+
+
+
+
+--
+-- Name: rewind_entry_hash(bytea, text, bigint, bigint, text, uuid, bigint, text, text, text, text, text, text, bigint, text, text, text, text, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_entry_hash(prev bytea, doc text, seq bigint, version bigint, entry text, id uuid, user_id bigint, client text, kind text, grp text, action text, tx text, tx_digest text, base bigint, ops text, inverse text, refers text, meta text, time_ms bigint) RETURNS bytea
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT sha256(coalesce(prev, ''::bytea)
+        || rewind_hash_field(doc) || rewind_hash_field(seq::text) || rewind_hash_field(version::text)
+        || rewind_hash_field(entry) || rewind_hash_field(id::text) || rewind_hash_field(user_id::text)
+        || rewind_hash_field(client) || rewind_hash_field(kind) || rewind_hash_field(grp)
+        || rewind_hash_field(action) || rewind_hash_field(tx) || rewind_hash_field(tx_digest)
+        || rewind_hash_field(base::text) || rewind_hash_field(ops) || rewind_hash_field(inverse)
+        || rewind_hash_field(refers) || rewind_hash_field(meta) || rewind_hash_field(time_ms::text))
+$$;
+
+
+--
+-- Name: rewind_hash_field(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_hash_field(x text) RETURNS bytea
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT CASE WHEN x IS NULL THEN int8send(-1)
+                ELSE int8send(octet_length(x)::bigint) || convert_to(x, 'UTF8') END
+$$;
+
+
+--
+-- Name: rewind_log_check(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_log_check() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    bad text;
+BEGIN
+    SELECT n.doc INTO bad FROM (
+        SELECT o.*, CASE WHEN o.prev_seq IS NULL AND o.seq > 1
+                         THEN (SELECT p.version FROM log p WHERE p.doc = o.doc AND p.seq = o.seq - 1) END AS stored_version
+        FROM (SELECT doc, seq, version, entry, lag(seq) OVER w AS prev_seq, lag(version) OVER w AS prev_version
+              FROM new_rows WINDOW w AS (PARTITION BY doc ORDER BY seq)) o) n
+    WHERE CASE WHEN n.prev_seq IS NULL
+               THEN (n.seq > 1 AND n.stored_version IS NULL)
+                    OR n.version <> coalesce(n.stored_version, 0) + (n.entry = 'event')::int
+               ELSE n.seq <> n.prev_seq + 1 OR n.version <> n.prev_version + (n.entry = 'event')::int END
+    LIMIT 1;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'the log of % would have a gap or miscounted versions', bad USING ERRCODE = 'check_violation';
+    END IF;
+    SELECT m.doc INTO bad FROM (SELECT DISTINCT ON (doc) doc, seq, version, hash FROM new_rows ORDER BY doc, seq DESC) m
+    LEFT JOIN documents d ON d.id = m.doc
+    WHERE d.seq IS DISTINCT FROM m.seq OR d.head IS DISTINCT FROM m.version OR d.head_hash IS DISTINCT FROM m.hash
+    LIMIT 1;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'entries of % were appended past its claimed head', bad USING ERRCODE = 'check_violation';
+    END IF;
+    SELECT n.user_id::text INTO bad FROM (SELECT DISTINCT user_id FROM new_rows) n
+    WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = n.user_id) LIMIT 1;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'no user %', bad USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    RETURN NULL;
+END $$;
+
+
+--
+-- Name: rewind_note_editors(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_note_editors() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        INSERT INTO document_editors AS e (doc, user_id, last_edit)
+        SELECT n.doc, n.user_id, max(n.time) FROM new_rows n
+        WHERE n.entry = 'event' AND NOT EXISTS (
+            SELECT 1 FROM document_editors x
+            WHERE x.doc = n.doc AND x.user_id = n.user_id AND x.last_edit > n.time - interval '5 seconds')
+        GROUP BY n.doc, n.user_id ORDER BY n.doc, n.user_id
+        ON CONFLICT (doc, user_id) DO UPDATE SET last_edit = greatest(e.last_edit, EXCLUDED.last_edit)
+        RETURNING e.doc, e.user_id
+    LOOP
+        PERFORM pg_notify('rewind_editors', r.user_id || ' ' || r.doc);
+    END LOOP;
+    RETURN NULL;
+END $$;
+
+
+--
+-- Name: rewind_notify_access(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_notify_access() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'access' THEN
+        IF TG_OP = 'DELETE' THEN
+            PERFORM pg_notify('rewind_access', 'doc:' || OLD.doc);
+        ELSE
+            PERFORM pg_notify('rewind_access', 'doc:' || NEW.doc);
+            IF TG_OP = 'UPDATE' AND OLD.doc <> NEW.doc THEN
+                PERFORM pg_notify('rewind_access', 'doc:' || OLD.doc);
+            END IF;
+        END IF;
+    ELSIF NEW.revoked_at IS NOT NULL AND OLD.revoked_at IS NULL THEN
+        PERFORM pg_notify('rewind_access', 'user:' || NEW.user_id);
+    END IF;
+    RETURN NULL;
+END $$;
+
+
+--
+-- Name: rewind_notify_document_deleted(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_notify_document_deleted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('rewind_access', 'doc:' || NEW.id);
+    RETURN NULL;
+END $$;
+
+
+--
+-- Name: rewind_notify_log(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_notify_log() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('rewind_log', NEW.seq || ' ' || NEW.head || ' ' || NEW.id);
+    RETURN NULL;
+END $$;
+
+
+--
+-- Name: rewind_refuse_change(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_refuse_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'the event log is append-only: % is not allowed', TG_OP
+        USING ERRCODE = 'restrict_violation';
+END $$;
+
+
+
+
+--
+-- Name: access; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.access (
+    doc text NOT NULL,
+    user_id bigint NOT NULL,
+    role text NOT NULL,
+    granted_by bigint,
+    granted_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT access_role_check CHECK ((role = ANY (ARRAY['editor'::text, 'viewer'::text])))
+);
+
+
+--
+-- Name: document_editors; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.document_editors (
+    doc text NOT NULL,
+    user_id bigint NOT NULL,
+    last_edit timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: document_keys; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.document_keys (
+    doc text NOT NULL,
+    key_id text NOT NULL,
+    master_key_id text NOT NULL,
+    wrapped bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT document_keys_wrapped_check CHECK ((octet_length(wrapped) = 60))
+);
+
+
+--
+-- Name: documents; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.documents (
+    id text NOT NULL,
+    title text,
+    owner bigint NOT NULL,
+    head bigint DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    seq bigint DEFAULT 0 NOT NULL,
+    head_hash bytea DEFAULT '\x'::bytea NOT NULL,
+    deleted_at timestamp with time zone,
+    purged_at timestamp with time zone,
+    CONSTRAINT documents_head_check CHECK ((head >= 0)),
+    CONSTRAINT documents_id_check CHECK (((id <> ''::text) AND (octet_length(id) <= 256))),
+    CONSTRAINT documents_purged_deleted CHECK (((purged_at IS NULL) OR (deleted_at IS NOT NULL))),
+    CONSTRAINT documents_seq_check CHECK ((seq >= 0))
+);
+
+
+--
+-- Name: log; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.log (
+    doc text NOT NULL,
+    seq bigint NOT NULL,
+    version bigint NOT NULL,
+    entry text NOT NULL,
+    id uuid NOT NULL,
+    user_id bigint NOT NULL,
+    client text NOT NULL,
+    kind text NOT NULL,
+    grp text,
+    action text,
+    tx text,
+    tx_digest text,
+    base bigint,
+    ops text,
+    inverse text,
+    refers text,
+    meta text,
+    "time" timestamp with time zone NOT NULL,
+    hash bytea NOT NULL,
+    CONSTRAINT log_check CHECK (((entry = 'mark'::text) OR ((version > 0) AND (kind = ANY (ARRAY['edit'::text, 'undo'::text, 'redo'::text, 'restore'::text])) AND (grp IS NOT NULL) AND (tx <> ''::text) AND (tx_digest IS NOT NULL) AND (base >= 0) AND (base < version) AND (ops IS NOT NULL) AND (inverse IS NOT NULL)))),
+    CONSTRAINT log_check1 CHECK (((entry = 'event'::text) OR ((kind = ANY (ARRAY['close'::text, 'rename'::text, 'clear'::text])) AND (base IS NULL) AND (ops IS NULL)))),
+    CONSTRAINT log_entry_check CHECK ((entry = ANY (ARRAY['event'::text, 'mark'::text]))),
+    CONSTRAINT log_hash_check CHECK ((octet_length(hash) = 32)),
+    CONSTRAINT log_seq_check CHECK ((seq > 0)),
+    CONSTRAINT log_version_check CHECK ((version >= 0))
+);
+ALTER TABLE ONLY public.log ALTER COLUMN doc SET (n_distinct=-0.001);
+
+
+--
+-- Name: events; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.events AS
+ SELECT log.doc,
+    log.version,
+    log.seq,
+    log.id AS event_id,
+    log.tx,
+    log.tx_digest,
+    log.user_id,
+    log.client,
+    log.grp,
+    log.kind,
+    log.action,
+    log.base,
+    log.ops,
+    log.inverse,
+    log.refers,
+    log.meta,
+    log."time",
+    log.hash
+   FROM public.log
+  WHERE (log.entry = 'event'::text);
+
+
+--
+-- Name: master_key; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.master_key (
+    one boolean DEFAULT true NOT NULL,
+    key_id text NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT master_key_one_check CHECK (one)
+);
+
+
+--
+-- Name: schema_migrations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.schema_migrations (
+    version integer NOT NULL,
+    name text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: snapshots; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.snapshots (
+    doc text NOT NULL,
+    version bigint NOT NULL,
+    state text NOT NULL,
+    created timestamp with time zone DEFAULT now() NOT NULL,
+    seq bigint NOT NULL,
+    hash bytea NOT NULL,
+    digest bytea NOT NULL,
+    CONSTRAINT snapshots_digest_check CHECK ((octet_length(digest) = 32)),
+    CONSTRAINT snapshots_hash_check CHECK ((octet_length(hash) = 32)),
+    CONSTRAINT snapshots_seq_check CHECK ((seq > 0)),
+    CONSTRAINT snapshots_version_check CHECK ((version > 0))
+);
+
+
+--
+-- Name: tokens; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tokens (
+    token_hash bytea NOT NULL,
+    user_id bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    CONSTRAINT tokens_token_hash_check CHECK ((octet_length(token_hash) = 32))
+);
+
+
+--
+-- Name: users; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.users (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    erased_at timestamp with time zone,
+    CONSTRAINT users_name_check CHECK (((name <> ''::text) AND (octet_length(name) <= 64)))
+);
+
+
+--
+-- Name: users_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.users_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: users_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.users_id_seq OWNED BY public.users.id;
+
+
+--
+-- Name: users id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.users ALTER COLUMN id SET DEFAULT nextval('public.users_id_seq'::regclass);
+
+
+--
+-- Name: access access_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.access
+    ADD CONSTRAINT access_pkey PRIMARY KEY (doc, user_id);
+
+
+--
+-- Name: document_editors document_editors_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.document_editors
+    ADD CONSTRAINT document_editors_pkey PRIMARY KEY (doc, user_id);
+
+
+--
+-- Name: document_keys document_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.document_keys
+    ADD CONSTRAINT document_keys_pkey PRIMARY KEY (doc);
+
+
+--
+-- Name: documents documents_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.documents
+    ADD CONSTRAINT documents_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: log log_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.log
+    ADD CONSTRAINT log_id_key UNIQUE (id);
+
+
+--
+-- Name: log log_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.log
+    ADD CONSTRAINT log_pkey PRIMARY KEY (doc, seq);
+
+
+--
+-- Name: master_key master_key_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.master_key
+    ADD CONSTRAINT master_key_pkey PRIMARY KEY (one);
+
+
+--
+-- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.schema_migrations
+    ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
+
+
+--
+-- Name: snapshots snapshots_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.snapshots
+    ADD CONSTRAINT snapshots_pkey PRIMARY KEY (doc, seq);
+
+
+--
+-- Name: tokens tokens_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tokens
+    ADD CONSTRAINT tokens_pkey PRIMARY KEY (token_hash);
+
+
+--
+-- Name: users users_name_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_name_key UNIQUE (name);
+
+
+--
+-- Name: users users_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: access_user; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX access_user ON public.access USING btree (user_id);
+
+
+--
+-- Name: document_editors_doc; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX document_editors_doc ON public.document_editors USING btree (doc, last_edit DESC);
+
+
+--
+-- Name: document_editors_user; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX document_editors_user ON public.document_editors USING btree (user_id, last_edit DESC);
+
+
+--
+-- Name: log_event_tx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX log_event_tx ON public.log USING btree (doc, user_id, tx) WHERE (entry = 'event'::text);
+
+
+--
+-- Name: log_event_version; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX log_event_version ON public.log USING btree (doc, version) WHERE (entry = 'event'::text);
+
+
+--
+-- Name: log_mark_tx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX log_mark_tx ON public.log USING btree (doc, user_id, tx) WHERE ((entry = 'mark'::text) AND (tx IS NOT NULL));
+
+
+--
+-- Name: tokens_user; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tokens_user ON public.tokens USING btree (user_id);
+
+
+--
+-- Name: access access_notify; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER access_notify AFTER INSERT OR DELETE OR UPDATE ON public.access FOR EACH ROW EXECUTE FUNCTION public.rewind_notify_access();
+
+
+--
+-- Name: documents documents_deleted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER documents_deleted AFTER UPDATE OF deleted_at ON public.documents FOR EACH ROW WHEN ((old.deleted_at IS DISTINCT FROM new.deleted_at)) EXECUTE FUNCTION public.rewind_notify_document_deleted();
+
+
+--
+-- Name: documents documents_notify_log; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER documents_notify_log AFTER UPDATE OF seq ON public.documents FOR EACH ROW WHEN ((new.seq IS DISTINCT FROM old.seq)) EXECUTE FUNCTION public.rewind_notify_log();
+
+
+--
+-- Name: log log_append_only; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER log_append_only BEFORE DELETE OR UPDATE ON public.log FOR EACH ROW EXECUTE FUNCTION public.rewind_refuse_change();
+
+
+--
+-- Name: log log_gapless; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER log_gapless AFTER INSERT ON public.log REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rewind_log_check();
+
+
+--
+-- Name: log log_no_truncate; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER log_no_truncate BEFORE TRUNCATE ON public.log FOR EACH STATEMENT EXECUTE FUNCTION public.rewind_refuse_change();
+
+
+--
+-- Name: log log_note_editors; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER log_note_editors AFTER INSERT ON public.log REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rewind_note_editors();
+
+
+--
+-- Name: tokens tokens_notify_revoked; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER tokens_notify_revoked AFTER UPDATE OF revoked_at ON public.tokens FOR EACH ROW EXECUTE FUNCTION public.rewind_notify_access();
+
+
+--
+-- Name: access access_doc_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.access
+    ADD CONSTRAINT access_doc_fkey FOREIGN KEY (doc) REFERENCES public.documents(id);
+
+
+--
+-- Name: access access_granted_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.access
+    ADD CONSTRAINT access_granted_by_fkey FOREIGN KEY (granted_by) REFERENCES public.users(id);
+
+
+--
+-- Name: access access_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.access
+    ADD CONSTRAINT access_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
+
+
+--
+-- Name: document_editors document_editors_doc_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.document_editors
+    ADD CONSTRAINT document_editors_doc_fkey FOREIGN KEY (doc) REFERENCES public.documents(id);
+
+
+--
+-- Name: document_editors document_editors_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.document_editors
+    ADD CONSTRAINT document_editors_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
+
+
+--
+-- Name: document_keys document_keys_doc_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.document_keys
+    ADD CONSTRAINT document_keys_doc_fkey FOREIGN KEY (doc) REFERENCES public.documents(id);
+
+
+--
+-- Name: documents documents_owner_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.documents
+    ADD CONSTRAINT documents_owner_fkey FOREIGN KEY (owner) REFERENCES public.users(id);
+
+
+--
+-- Name: snapshots snapshots_doc_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.snapshots
+    ADD CONSTRAINT snapshots_doc_fkey FOREIGN KEY (doc) REFERENCES public.documents(id);
+
+
+--
+-- Name: tokens tokens_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tokens
+    ADD CONSTRAINT tokens_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
+
+
+--
+--
+
+
