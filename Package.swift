@@ -62,13 +62,15 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .testTarget(name: "RewindCoreTests", dependencies: ["RewindCore"]),
-        .testTarget(name: "RewindClientTests", dependencies: ["RewindClient", "RewindCore"]),
+        // What several test targets share (a seeded generator, the chain re-seal SQL): one copy.
+        .target(name: "RewindTestSupport", path: "Tests/RewindTestSupport"),
+        .testTarget(name: "RewindCoreTests", dependencies: ["RewindCore", "RewindTestSupport"]),
+        .testTarget(name: "RewindClientTests", dependencies: ["RewindClient", "RewindCore", "RewindTestSupport"]),
         // The server in this process, its loop turned by the test (real PostgreSQL, real sockets).
         .testTarget(name: "RewindServerTests", dependencies: [
-            "RewindServer", "RewindCore", "RewindStore", "RewindLoop",
+            "RewindServer", "RewindCore", "RewindStore", "RewindLoop", "RewindTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "RewindIntegrationTests", dependencies: ["RewindCore", "RewindStore", "RewindLoop", "RewindClient"]),
+        .testTarget(name: "RewindIntegrationTests", dependencies: ["RewindCore", "RewindStore", "RewindLoop", "RewindClient", "RewindTestSupport"]),
     ]
 )

@@ -118,7 +118,7 @@ final class Connection {
     /// In the server's list of connections to continue on the next loop turn.
     var continuesNextTurn = false
     /// Edits sent and not yet answered: past the limit, the next frames wait.
-    var commitsInFlight = 0
+    private(set) var commitsInFlight = 0
     private var afterCommits: [(processing: Processing, body: () -> Void)] = []
     var requests: TokenBucket
     var badFramesInARow = 0
@@ -244,8 +244,19 @@ final class Connection {
         if processing == 0 { pump() }
     }
 
-    /// A submit was answered: the frames waiting behind the in-flight limit may go.
-    func commitAnswered() {
+    /// `reply` for an edit handed to a document: the edit counts as in flight
+    /// (`maxCommitsInFlight`, `afterOwnCommits`) from now until it is answered.
+    /// The one place the count goes up and down.
+    func committing(_ reply: @escaping DocumentRuntime.Reply) -> DocumentRuntime.Reply {
+        commitsInFlight += 1
+        return { [self] result in
+            self.commitAnswered()
+            reply(result)
+        }
+    }
+
+    /// An edit was answered: the frames waiting behind the in-flight limit may go.
+    private func commitAnswered() {
         commitsInFlight -= 1
         if commitsInFlight == 0 && !afterCommits.isEmpty {
             let waiting = afterCommits

@@ -362,9 +362,7 @@ extension Server {
         let action = try r.optionalString("action", maxBytes: limits.maxNameBytes)
         let selection = try Selection.parse(r.body["selection"])
         let submission = self.submission(c, doc: doc, tx: tx, base: base, ops: ops, action: action, selection: selection)
-        c.commitsInFlight += 1
-        let reply: DocumentRuntime.Reply = { result in
-            c.commitAnswered()
+        let reply = c.committing { result in
             switch result {
             case let .success(.version(version)): c.reply(Message.reply(r.id, [("version", .int(version))]))
             case .success: c.fail(r, RewindError(.internal, "submit answered with something other than a version"))

@@ -123,10 +123,8 @@ extension Server {
                                                    scope: o.scope, policy: o.policy, tx: o.tx, eventID: UUID.random(),
                                                    time: wallClockMillis())
         request.expectedGroup = o.expectedGroup
-        c.commitsInFlight += 1
         let started = metrics == nil ? 0 : monotonicNanos()
-        d.run(.init(command: .revert(request, closing: closing), replies: [{ [self] result in
-            c.commitAnswered()
+        d.run(.init(command: .revert(request, closing: closing), replies: [c.committing { [self] result in
             self.metrics?.undoAnswered(redo: o.kind == .redo, nanoseconds: monotonicNanos() - started)
             switch result {
             case let .success(.revert(res)):

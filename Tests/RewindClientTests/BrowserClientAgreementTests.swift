@@ -1,5 +1,6 @@
 import Foundation
 import RewindCore
+import RewindTestSupport
 import XCTest
 
 @testable import RewindClient
@@ -23,7 +24,7 @@ final class BrowserClientAgreementTests: XCTestCase {
 
     /// One history: steps (`t` terminal, `a` action, its data, `view` after) for the node side.
     func history(seed: UInt64) throws -> JSON {
-        var rng = Splitmix(state: seed)
+        var rng = SeededRandom(seed: seed)
         var server = DocumentLedger(doc: "d")
         let text: Key = "t"
         var spec = NodeSpec(id: text, kind: "text", frame: [0, 0, 10, 10])
@@ -100,7 +101,7 @@ final class BrowserClientAgreementTests: XCTestCase {
 
     /// Random pairs of text op lists on one text, and what Swift's transform makes of them.
     func transformCases(_ n: Int) -> JSON {
-        var rng = Splitmix(state: 77)
+        var rng = SeededRandom(seed: 77)
         var cases: [JSON] = []
         func ops(_ length: Int) -> [Op] {
             var len = length

@@ -1,4 +1,5 @@
 import RewindCore
+import RewindTestSupport
 import XCTest
 
 @testable import RewindClient
@@ -23,7 +24,7 @@ final class LocalDocumentTests: XCTestCase {
     }
 
     private func runOneHistory(seed: UInt64) throws {
-        var rng = Splitmix(state: seed)
+        var rng = SeededRandom(seed: seed)
         var server = DocumentLedger(doc: "d")
         let text: Key = "t"
         let create = Op.create(NodeSpec(id: text, kind: "text", frame: [0, 0, 10, 10]), parent: "root", index: 0)

@@ -1,4 +1,5 @@
 import RewindClient
+import RewindTestSupport
 import XCTest
 
 /// How `rewind connect` lays text out in a box: words kept whole, every caret
@@ -37,7 +38,7 @@ final class TextWrapTests: XCTestCase {
     /// newlines left out), none is wider than the box, a word that fits is never
     /// split, and every caret position lands inside the box, in reading order.
     func testRandomTextsWrapWithoutLosingOrSplittingAnything() {
-        var rng = Splitmix(state: 29)
+        var rng = SeededRandom(seed: 29)
         let alphabet: [Unicode.Scalar] = ["a", "b", "é", "中", " ", " ", "\n"]
         for _ in 0..<2_000 {
             let width = Int(rng.next() % 12) + 1

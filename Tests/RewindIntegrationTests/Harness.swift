@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import RewindCore
 import RewindStore
+@_exported import RewindTestSupport
 import XCTest
 
 /// A throwaway database on the cluster the test command started (PG* variables),

@@ -32,9 +32,7 @@ extension Server {
         // Inside the terminal's open group the edit joins it and keeps the group's name.
         let submission = self.submission(c, doc: d.id, tx: tx, base: d.current.version, ops: ops,
                                          action: c.groups[d.id] == nil ? action : nil, selection: selection)
-        c.commitsInFlight += 1
-        d.run(.init(command: .submit(submission), replies: [{ result in
-            c.commitAnswered()
+        d.run(.init(command: .submit(submission), replies: [c.committing { result in
             switch result {
             case let .success(.version(v)):
                 if let caretAfter, d.presence[c.id].node == caretAfter.node {

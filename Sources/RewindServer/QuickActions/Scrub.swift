@@ -231,9 +231,7 @@ extension Server {
         s.openGroup = nil
         s.groupAction = nil
         s.selection = nil
-        c.commitsInFlight += 1
-        d.run(.init(command: .submit(s), replies: [{ result in
-            c.commitAnswered()
+        d.run(.init(command: .submit(s), replies: [c.committing { result in
             switch result {
             case let .success(.version(v)):
                 c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(v)), ("restored", .bool(true)), ("from", .int(restoring))]))
