@@ -23,7 +23,7 @@ extension DocumentRuntime {
     /// of its own can run before it here.
     func whenCurrent(_ body: @escaping (RewindError?) -> Void) {
         guard state == .ready && whenReadyQueue.isEmpty else { return whenReady(body) }
-        server.store.head(doc: id) { [self] result in
+        store.head(doc: id) { [self] result in
             switch result {
             case let .failure(e): body(e)
             case .success(nil): body(.notFound("no document \"\(self.id)\""))
@@ -38,8 +38,8 @@ extension DocumentRuntime {
 
     func catchUp() {
         state = .catchingUp
-        if committed.cipher == nil && server.config.sealsContent { return loadKey() }
-        if !loadedOnce && committed.seq == 0 && server.config.snapshotEvery > 0 {
+        if committed.cipher == nil && config.sealsContent { return loadKey() }
+        if !loadedOnce && committed.seq == 0 && config.snapshotEvery > 0 {
             return loadSnapshot()
         }
         readHead()
@@ -48,7 +48,7 @@ extension DocumentRuntime {
     /// The document's data key, before anything of its log is read: the
     /// ledger seals what it appends with it, and reads open what the log holds.
     private func loadKey() {
-        server.store.documentKey(doc: id) { [self] result in
+        store.documentKey(doc: id) { [self] result in
             switch result {
             case let .failure(e): self.catchUpFailed(e)
             case .success(.noDocument), .success(.purged): self.catchUpFailed(.notFound("no document \"\(self.id)\""))
@@ -63,17 +63,17 @@ extension DocumentRuntime {
     /// First load: start from the newest snapshot, reading only the tail of
     /// the log it needs; on any trouble, replay the whole log instead.
     private func loadSnapshot() {
-        server.store.latestSnapshot(doc: id) { [self] result in
+        store.latestSnapshot(doc: id) { [self] result in
             guard case let .success(snapshot?) = result else {
-                if case let .failure(e) = result { self.server.logger.warning("snapshot unreadable; replaying the log", metadata: ["doc": "\(self.id)", "error": "\(e)"]) }
+                if case let .failure(e) = result { self.logger.warning("snapshot unreadable; replaying the log", metadata: ["doc": "\(self.id)", "error": "\(e)"]) }
                 return self.readHead()
             }
             let start: Int64
-            do { start = try DocumentLedger.tailStart(snapshot: snapshot.state, limits: self.server.config.limits) } catch {
-                self.server.logger.warning("snapshot unusable; replaying the log", metadata: ["doc": "\(self.id)", "error": "\(error)"])
+            do { start = try DocumentLedger.tailStart(snapshot: snapshot.state, limits: self.config.limits) } catch {
+                self.logger.warning("snapshot unusable; replaying the log", metadata: ["doc": "\(self.id)", "error": "\(error)"])
                 return self.readHead()
             }
-            self.server.store.tail(doc: self.id, fromVersion: start, toSeq: snapshot.seq) { result in
+            self.store.tail(doc: self.id, fromVersion: start, toSeq: snapshot.seq) { result in
                 switch result {
                 case let .failure(e): self.catchUpFailed(e)
                 case let .success(tail): self.restore(snapshot, tail)
@@ -85,7 +85,7 @@ extension DocumentRuntime {
     /// The ledger from a snapshot, if the log's chain vouches for it; else the log is replayed.
     private func restore(_ snapshot: EventStore.Snapshot, _ tail: [LogEntry]) {
         do {
-            var ledger = try DocumentLedger(doc: id, snapshot: snapshot.state, tail: tail, limits: server.config.limits)
+            var ledger = try DocumentLedger(doc: id, snapshot: snapshot.state, tail: tail, limits: config.limits)
             guard ledger.seq == snapshot.seq else { throw RewindError(.internal, "snapshot header and body disagree") }
             ledger.cipher = committed.cipher
             committed = ledger
@@ -96,16 +96,16 @@ extension DocumentRuntime {
             }
             snapshotVersion = ledger.version
             let events = tail.compactMap { if case let .event(e) = $0 { return e }; return nil }
-            recent = events.suffix(server.config.recentEvents).map { (version: $0.version, bytes: $0.wireBytes) }
-            server.logger.debug("loaded from snapshot", metadata: ["doc": "\(id)", "seq": "\(snapshot.seq)", "tail": "\(tail.count)"])
+            recent = events.suffix(config.recentEvents).map { (version: $0.version, bytes: $0.wireBytes) }
+            logger.debug("loaded from snapshot", metadata: ["doc": "\(id)", "seq": "\(snapshot.seq)", "tail": "\(tail.count)"])
         } catch {
-            server.logger.warning("snapshot does not restore; replaying the log", metadata: ["doc": "\(id)", "error": "\(error)"])
+            logger.warning("snapshot does not restore; replaying the log", metadata: ["doc": "\(id)", "error": "\(error)"])
         }
         readHead()
     }
 
     private func readHead() {
-        server.store.head(doc: id) { [self] result in
+        store.head(doc: id) { [self] result in
             switch result {
             case let .failure(e): self.catchUpFailed(e)
             case .success(nil): self.catchUpFailed(.notFound("no document \"\(id)\""))
@@ -135,14 +135,14 @@ extension DocumentRuntime {
 
     private func readLog(upTo head: EventStore.Head) {
         guard isBehind(head) else { return caughtUp() }
-        server.store.entries(doc: id, afterSeq: committed.seq, toSeq: head.seq, limit: 5_000) { [self] result in
+        store.entries(doc: id, afterSeq: committed.seq, toSeq: head.seq, limit: 5_000) { [self] result in
             switch result {
             case let .failure(e): self.catchUpFailed(e)
             case let .success(entries):
                 do throws(RewindError) {
                     for e in entries { try self.commit(e, trusted: false) }
                 } catch {
-                    self.server.logger.critical("log does not replay", metadata: ["doc": "\(self.id)", "error": "\(error)"])
+                    self.logger.critical("log does not replay", metadata: ["doc": "\(self.id)", "error": "\(error)"])
                     return self.catchUpFailed(error)
                 }
                 if entries.isEmpty { return self.catchUpFailed(RewindError(.internal, "log of \(self.id) ends before its head \(head)")) }
@@ -158,10 +158,10 @@ extension DocumentRuntime {
             // Read far past its newest snapshot (imported, written by an
             // instance with snapshots off, an older release): take one now,
             // so the next first open reads only the tail.
-            let every = Int64(server.config.snapshotEvery)
+            let every = Int64(config.snapshotEvery)
             if every > 0 && committed.version - snapshotVersion >= every { saveSnapshot() }
             // Waiters run once the groups left open are closed (SPEC section 4).
-            server.cluster.ask(self)
+            onEffect(.firstLoaded)
             return closeOrphanedGroups(firstLoad: true) { [self] in
                 self.releaseWaiters()
                 self.followLog()
@@ -199,11 +199,11 @@ extension DocumentRuntime {
             if firstLoad { state = .ready }
             return then()
         }
-        server.store.orphanedGroups(doc: id, groups: candidates) { [self] result in
+        store.orphanedGroups(doc: id, groups: candidates) { [self] result in
             if firstLoad { self.state = .ready } else if self.state != .ready || self.halted { return then() }
             guard case let .success(orphans) = result else {
                 if case let .failure(e) = result {
-                    self.server.logger.warning("could not tell which open groups are orphaned; leaving them open",
+                    self.logger.warning("could not tell which open groups are orphaned; leaving them open",
                                                metadata: ["doc": "\(self.id)", "error": "\(e)"])
                 }
                 return then()
@@ -215,7 +215,7 @@ extension DocumentRuntime {
                 return MarkRequest(kind: .close, userID: g.user, client: g.client, group: group)
             }
             guard !closes.isEmpty else { return then() }
-            self.server.logger.info("closing groups left open by instances that are gone", metadata: ["doc": "\(self.id)", "groups": "\(closes.count)"])
+            self.logger.info("closing groups left open by instances that are gone", metadata: ["doc": "\(self.id)", "groups": "\(closes.count)"])
             var left = closes.count
             for m in closes {
                 // Straight to `process`: `run` would queue behind the waiters.
@@ -280,6 +280,6 @@ extension DocumentRuntime {
         let waiting = whenReadyQueue
         whenReadyQueue = []
         for w in waiting { w(e) }
-        server.documentMayBeIdle(self)
+        onEffect(.mayBeIdle)
     }
 }

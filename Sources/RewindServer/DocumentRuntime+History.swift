@@ -23,7 +23,7 @@ extension DocumentRuntime {
         guard last > after else { return done(.success([])) }
         walkBelowSnapshot { [self] error in
             if let error { return done(.failure(error)) }
-            server.store.seqs(doc: id, first: after + 1, last: last) { [self] result in
+            store.seqs(doc: id, first: after + 1, last: last) { [self] result in
                 let range: (first: Int64, last: Int64)
                 switch result {
                 case let .failure(e): return done(.failure(e))
@@ -32,7 +32,7 @@ extension DocumentRuntime {
                 guard let start = anchors.before(range.first), let end = anchors.atOrAfter(range.last) else {
                     return done(.failure(RewindError(.internal, "\(id): no checked hash around entries \(range.first)…\(range.last)")))
                 }
-                server.store.entries(doc: id, afterSeq: start.seq, toSeq: end.seq, limit: Int(end.seq - start.seq)) { [self] result in
+                store.entries(doc: id, afterSeq: start.seq, toSeq: end.seq, limit: Int(end.seq - start.seq)) { [self] result in
                     switch result {
                     case let .failure(e): done(.failure(e))
                     case let .success(entries):
@@ -65,7 +65,7 @@ extension DocumentRuntime {
     private func walk(from start: (seq: Int64, hash: [UInt8]), to arrival: (seq: Int64, hash: [UInt8]),
                       found: [(seq: Int64, hash: [UInt8])]) {
         let upTo = min(arrival.seq, start.seq + Int64(Self.walkPage))
-        server.store.storedRows(doc: id, afterSeq: start.seq, toSeq: upTo, limit: Self.walkPage) { [self] result in
+        store.storedRows(doc: id, afterSeq: start.seq, toSeq: upTo, limit: Self.walkPage) { [self] result in
             let rows: [LogRow]
             switch result {
             case let .failure(e): return walkEnded(e)

@@ -71,7 +71,27 @@ final class DocumentRuntime {
     enum State { case stale, catchingUp, ready }
 
     let id: String
-    unowned let server: Server
+    let store: EventStore
+    let config: ServerConfig
+    let logger: Logger
+    let loop: EventLoop
+
+    /// What a runtime needs done outside itself, carried out in one place
+    /// (`Server.carryOut`): the runtime never reaches into the server.
+    enum Effect {
+        /// It may have nothing to do any more (it can be unloaded).
+        case mayBeIdle
+        /// It stopped (`halt`): its terminals are told `closed`, it is unloaded.
+        case halted
+        /// Something `prompt_state` shows may have changed for `user`'s terminals.
+        case promptStateMayHaveChanged(user: Int64)
+        /// An event committed (terminals have it): its author's prompt state, and others' carets moved through it.
+        case committed(Event)
+        /// Loaded for the first time: other instances are asked about its terminals there.
+        case firstLoaded
+    }
+    /// Set once by whoever creates the runtime.
+    var onEffect: (Effect) -> Void = { _ in }
     // (Set by this file and DocumentRuntime+CatchUp.swift only: the two halves of one type.)
     var committed: DocumentLedger
     var speculative: DocumentLedger
@@ -102,12 +122,15 @@ final class DocumentRuntime {
     /// Callers waiting for the walk of the entries below the snapshot this runtime started from.
     var walkWaiting: [(RewindError?) -> Void] = []
 
-    init(id: String, server: Server) {
+    init(id: String, store: EventStore, config: ServerConfig, logger: Logger, loop: EventLoop) {
         self.id = id
-        self.server = server
-        committed = DocumentLedger(doc: id, limits: server.config.limits, undoLevels: server.config.undoLevels)
+        self.store = store
+        self.config = config
+        self.logger = logger
+        self.loop = loop
+        committed = DocumentLedger(doc: id, limits: config.limits, undoLevels: config.undoLevels)
         speculative = committed
-        presence = PresenceBoard(announcesMovedCarets: server.config.pushMovedPresence)
+        presence = PresenceBoard(announcesMovedCarets: config.pushMovedPresence)
     }
 
     var isIdle: Bool { subscribers.isEmpty && pending.isEmpty && whenReadyQueue.isEmpty && state != .catchingUp && opensInFlight == 0 }
@@ -209,7 +232,7 @@ final class DocumentRuntime {
     /// be the retry of a transaction older than what the ledger keeps: the
     /// log answers for it.
     private func lookUpOldTransaction(_ s: DocumentLedger.Submission, _ request: Request, otherwise error: RewindError) {
-        server.store.transaction(doc: id, user: s.userID, tx: s.tx) { result in
+        store.transaction(doc: id, user: s.userID, tx: s.tx) { result in
             switch result {
             case let .success(seen?) where seen.digest == self.committed.fingerprint(s):
                 request.replies.forEach { $0(.success(.version(seen.version))) }
@@ -229,7 +252,7 @@ final class DocumentRuntime {
         pending.append(Pending(entry: entry, request: request, outcome: outcome))
         let generation = self.generation
         let seq = entry.seq
-        server.store.append(entry, doc: id, after: after, checkDuplicates: !speculative.knowsAllTransactions) { [self] result in
+        store.append(entry, doc: id, after: after, checkDuplicates: !speculative.knowsAllTransactions) { [self] result in
             self.appendDone(seq, generation: generation, result)
         }
     }
@@ -255,7 +278,7 @@ final class DocumentRuntime {
         state = .stale
         switch result {
         case let .failed(error):
-            server.logger.warning("append failed", metadata: ["doc": "\(id)", "error": "\(error)"])
+            logger.warning("append failed", metadata: ["doc": "\(id)", "error": "\(error)"])
             for r in dropped { r.replies.forEach { $0(.failure(error)) } }
         default:
             // Another writer got there first: catch up from the log and run the
@@ -276,7 +299,7 @@ final class DocumentRuntime {
                 default: break
                 }
             }
-            server.logger.info("append clashed; catching up and retrying", metadata: ["doc": "\(id)", "outcome": "\(result)"])
+            logger.info("append clashed; catching up and retrying", metadata: ["doc": "\(id)", "outcome": "\(result)"])
             for var r in retry {
                 r.attempts += 1
                 if r.attempts > Self.maxAttempts {
@@ -286,7 +309,7 @@ final class DocumentRuntime {
                 }
             }
         }
-        if whenReadyQueue.isEmpty { server.documentMayBeIdle(self) }
+        if whenReadyQueue.isEmpty { onEffect(.mayBeIdle) }
     }
 
     /// A committed entry does not apply to the committed ledger: this server
@@ -308,7 +331,7 @@ final class DocumentRuntime {
     /// (sending it again is safe: it runs on the log as it is).
     func stop(diverged why: String) {
         guard !halted else { return }
-        server.logger.error("the log lost committed entries of \(id): \(why); PostgreSQL lost acknowledged transactions (failed over to a standby that had not received them, or restored from a backup): reading it again from the log",
+        logger.error("the log lost committed entries of \(id): \(why); PostgreSQL lost acknowledged transactions (failed over to a standby that had not received them, or restored from a backup): reading it again from the log",
                             metadata: ["doc": "\(id)"])
         let e = RewindError(.unavailable, "document \"\(id)\" is being read again: the database lost some of its latest versions (a failover); open it again")
         halt(e, with: nil, why: "the log lost committed entries", failure: e)
@@ -317,7 +340,7 @@ final class DocumentRuntime {
     /// `failure`: what waiters are answered (default: `haltedError`, internal).
     private func halt(_ error: RewindError, with first: Request?, why: String = "a committed entry does not apply",
                       failure: RewindError? = nil) {
-        server.logger.error("document stopped: \(why)", metadata: ["doc": "\(id)", "error": "\(error)"])
+        logger.error("document stopped: \(why)", metadata: ["doc": "\(id)", "error": "\(error)"])
         halted = true
         generation += 1
         let failure = failure ?? Self.haltedError(id, error)
@@ -328,7 +351,7 @@ final class DocumentRuntime {
         let waiting = whenReadyQueue
         whenReadyQueue = []
         for w in waiting { w(failure) }
-        server.documentHalted(self)
+        onEffect(.halted)
     }
 
     /// Tries of one command when other instances keep committing first: each
@@ -344,27 +367,26 @@ final class DocumentRuntime {
     /// open. `trusted`: the entry is one this server sealed (its hash was
     /// computed, not read), else its hash is checked against the chain.
     func commit(_ entry: LogEntry, trusted: Bool) throws(RewindError) {
-        if trusted, let v = server.config.faultUnappliableVersion, case let .event(e) = entry, e.version == v {
+        if trusted, let v = config.faultUnappliableVersion, case let .event(e) = entry, e.version == v {
             throw RewindError(.internal, "injected fault: event \(v) does not apply (--fault-unappliable-version)")
         }
         try committed.replay(entry, verify: !trusted)
         anchors.note(seq: committed.seq, hash: committed.headHash)
         switch entry {
         case let .mark(m):
-            server.promptStateMayHaveChanged(self, user: m.userID)
+            onEffect(.promptStateMayHaveChanged(user: m.userID))
         case let .event(event):
             let wire = event.wireBytes
             recent.append((version: event.version, bytes: wire))
-            if recent.count > 2 * server.config.recentEvents { recent.removeFirst(recent.count - server.config.recentEvents) }
-            if server.config.snapshotEvery > 0, event.version % Int64(server.config.snapshotEvery) == 0, state == .ready {
+            if recent.count > 2 * config.recentEvents { recent.removeFirst(recent.count - config.recentEvents) }
+            if config.snapshotEvery > 0, event.version % Int64(config.snapshotEvery) == 0, state == .ready {
                 saveSnapshot()
             }
             guard !subscribers.isEmpty else { return }
             // Encoded once; the same bytes go to every terminal.
             let bytes = SharedBytes(Message.eventsPush(doc: id, [wire]))
             for c in subscribers.values { c.push(bytes) }
-            server.promptStateMayHaveChanged(self, user: event.userID)
-            server.presenceAfter(self, event)
+            onEffect(.committed(event))
         }
     }
 
@@ -380,8 +402,8 @@ final class DocumentRuntime {
         // Bounded memory for a document served for ever: old transaction ids are the log's to answer.
         committed.forgetOldTransactions()
         speculative.forgetOldTransactions()
-        let (doc, store, cipher) = (id, server.store, committed.cipher)
-        BackgroundWork.run(on: server.loop, {
+        let (doc, store, cipher) = (id, store, committed.cipher)
+        BackgroundWork.run(on: loop, {
             let plain = JSONWriter.string(ledger.snapshotJSON)
             let text = cipher.map { $0.seal(plain, .snapshot) } ?? plain
             return (text, SHA256.hash(Array(text.utf8)))

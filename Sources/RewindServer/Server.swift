@@ -356,9 +356,23 @@ public final class Server {
 
     func document(_ id: String) -> DocumentRuntime {
         if let d = documents[id] { return d }
-        let d = DocumentRuntime(id: id, server: self)
+        let d = DocumentRuntime(id: id, store: store, config: config, logger: logger, loop: loop)
+        d.onEffect = { [unowned self, unowned d] effect in self.carryOut(effect, for: d) }
         documents[id] = d
         return d
+    }
+
+    /// What a document's runtime asks of the rest of the server (`DocumentRuntime.Effect`), done here.
+    private func carryOut(_ effect: DocumentRuntime.Effect, for d: DocumentRuntime) {
+        switch effect {
+        case .mayBeIdle: documentMayBeIdle(d)
+        case .halted: documentHalted(d)
+        case let .promptStateMayHaveChanged(user): promptStateMayHaveChanged(d, user: user)
+        case let .committed(event):
+            promptStateMayHaveChanged(d, user: event.userID)
+            presenceAfter(d, event)
+        case .firstLoaded: cluster.ask(d)
+        }
     }
 
     /// A document stopped (`DocumentRuntime.halt`): its terminals are told

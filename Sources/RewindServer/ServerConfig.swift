@@ -1,7 +1,7 @@
 import RewindCore
 import RewindStore
 
-/// Everything an operator can set; every limit here is listed in the README.
+/// Everything an operator can set; every limit here is listed in docs/protocol.md, "Limits" (the options: docs/operating.md, "Server and CLI").
 public struct ServerConfig: Sendable {
     public var host = "127.0.0.1"
     public var port = 7878

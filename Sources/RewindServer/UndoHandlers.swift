@@ -189,7 +189,7 @@ extension Server {
     func history(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let user = c.user!.id
         whenOpenInScope(r, c, d) { scope in
-            // As undo sees it: with what this terminal sent before, committed or not (README "Ordering").
+            // As undo sees it: with what this terminal sent before, committed or not (docs/protocol.md, "Ordering").
             let h = d.history
             let s = h.stacks(user: user, scope: scope)
             func list(_ keys: [UndoHistory.GroupKey]) -> JSON {

@@ -1,7 +1,7 @@
 import RewindCore
 import RewindStore
 
-/// How every `rewind admin` command ends, for scripts (README "Operating Rewind").
+/// How every `rewind admin` command ends, for scripts (docs/operating.md, "Operating Rewind").
 enum ExitStatus {
     static let ok: Int32 = 0
     /// A check failed, or the database refused what was asked (a name taken, a document that exists).

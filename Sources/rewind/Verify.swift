@@ -10,8 +10,8 @@ extension Admin {
             discussion: """
                 For each document (all when none is named), entry by entry and through the same
                 code the server runs: entries follow on with no gap and versions count the events;
-                each entry's hash chains to the one before (the encoding is in README.md, "The
-                log"); each event applies, and its inverse gives back the state before it; the
+                each entry's hash chains to the one before (the encoding is in docs/architecture.md,
+                "The log"); each event applies, and its inverse gives back the state before it; the
                 document's head names the last entry and its hash; each snapshot matches its
                 digest, the chain at its entry, and the replayed state there. With --anchors, each
                 head exported earlier by `rewind admin anchors` must still be in the log with the

@@ -3,8 +3,9 @@ chromium-driver) driven by selenium, against the real server and PostgreSQL.
 
     python3 Tests/Browser/test_editor.py        (scripts/test runs it, with PG* set)
 
-REWIND_SCREENSHOTS=DIR saves the screenshots the README shows (start screen,
-two people in a document, the shake alert, the history slider) into DIR.
+REWIND_SCREENSHOTS=DIR saves the screenshots docs/protocol.md shows, "The web editor"
+(start screen, two people in a document, the shake alert, the history slider; README.md
+shows the first two) into DIR.
 """
 import json
 import os

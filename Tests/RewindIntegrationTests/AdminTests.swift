@@ -4,7 +4,7 @@ import RewindCore
 import RewindStore
 import XCTest
 
-/// The operator's commands (README "Operating Rewind"): export and import,
+/// The operator's commands (docs/operating.md, "Operating Rewind"): export and import,
 /// tail, stats, users, and the exit codes every admin command shares.
 final class AdminTests: XCTestCase {
     // MARK: Helpers

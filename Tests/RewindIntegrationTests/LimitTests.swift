@@ -4,7 +4,7 @@ import RewindCore
 import RewindStore
 import XCTest
 
-/// Limits (README "Limits"): what a client that sends too much, too fast, too
+/// Limits (docs/protocol.md, "Limits"): what a client that sends too much, too fast, too
 /// slowly or too strangely gets, and that it costs the others nothing.
 final class LimitTests: XCTestCase {
     override class func setUp() {

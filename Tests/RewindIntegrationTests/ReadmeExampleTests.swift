@@ -35,7 +35,7 @@ func typeHi(port: Int, token: String, doc: String) throws -> String {
 }
 // README example end
 
-/// The README's `RewindClient` example is this file's code (between the
+/// docs/clients.md's `RewindClient` example is this file's code (between the
 /// markers), compiled with the tests and run against a real server.
 final class ReadmeExampleTests: XCTestCase {
     func testTheReadmeClientExampleCompilesRunsAndIsTheREADMEs() throws {
@@ -50,9 +50,9 @@ final class ReadmeExampleTests: XCTestCase {
         XCTAssertEqual(try db.db.query("SELECT count(*) FROM events WHERE doc = 'hello'").int(0, 0), 2)
 
         let file = try String(contentsOfFile: #filePath, encoding: .utf8)
-        let readme = try String(contentsOfFile: TestDatabase.repositoryRoot + "/README.md", encoding: .utf8)
+        let readme = try String(contentsOfFile: TestDatabase.repositoryRoot + "/docs/clients.md", encoding: .utf8)
         guard let a = file.range(of: "// README example begin\n"), let b = file.range(of: "// README example end") else { return XCTFail("markers") }
         let code = String(file[a.upperBound..<b.lowerBound])
-        XCTAssertTrue(readme.contains("```swift\n" + code + "```"), "README.md's RewindClient example differs from ReadmeExampleTests.swift")
+        XCTAssertTrue(readme.contains("```swift\n" + code + "```"), "docs/clients.md's RewindClient example differs from ReadmeExampleTests.swift")
     }
 }

@@ -2,7 +2,7 @@ import RewindCore
 @testable import RewindServer
 import XCTest
 
-/// The ordering rules of the README ("Reply order", "Ordering"), one test
+/// The ordering rules of docs/protocol.md ("Reply order", "Ordering"), one test
 /// each, on a server whose loop the test turns: each pipeline is written at
 /// once, as a pasted session is, so every request after the first arrives
 /// while the one before it may still be waiting.

@@ -1,4 +1,4 @@
-/// The limits a document and a transaction live within. Each is in the README.
+/// The limits a document and a transaction live within. Each is in docs/protocol.md, "Limits".
 public struct Limits: Sendable {
     /// Longest request line, in bytes (PROTOCOL.md default: 1 MiB).
     public var maxFrameBytes = 1 << 20
