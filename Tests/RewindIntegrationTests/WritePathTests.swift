@@ -74,6 +74,51 @@ final class WritePathTests: XCTestCase {
         XCTAssertNil(try Verify.document("y", db: db.db))
     }
 
+    /// Entries of a document queued behind a batch of it that fails are
+    /// never acknowledged: each claims the head the one before it would have
+    /// left, so once that one is refused none after it can commit (issue 25:
+    /// what must hold whatever number of a document's batches are in flight).
+    /// Here the writer sends at most two entries a batch, so the four stale
+    /// entries go out as two batches, the second queued while the first runs.
+    func testEntriesQueuedBehindAFailedBatchAreNeverAcknowledged() throws {
+        let db = try TestDatabase()
+        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
+        try db.db.query("INSERT INTO documents (id, owner) VALUES ('x', $1)", [String(user)])
+        let winner = try entries("x", user: user, count: 1, tag: "winner")
+        let stale = try entries("x", user: user, count: 4, tag: "stale")  // computed on the same empty x
+
+        let loop = EventLoop()
+        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, masterKey: TestDatabase.masterKey, logger: Logger(label: "test"))
+        store.maxBatch = 2
+        var outcomes: [EventStore.AppendOutcome] = []
+        var batches: [Int] = []
+        store.onBatchAnswered = { entries, _ in batches.append(entries) }
+        var phase = 0
+        store.onReady = {
+            guard phase == 0 else { return }
+            phase = 1
+            store.append(winner[0], doc: "x", after: [], checkDuplicates: false) { _ in
+                var prev: [UInt8] = []
+                for e in stale {
+                    store.append(e, doc: "x", after: prev, checkDuplicates: false) { o in
+                        outcomes.append(o)
+                        if outcomes.count == stale.count { store.stop() }
+                    }
+                    prev = e.hash
+                }
+            }
+        }
+        store.start()
+        loop.run()
+        XCTAssertEqual(batches, [1, 2, 2], "the winner, then the stale entries as two batches")
+        XCTAssertEqual(outcomes.count, 4)
+        for (i, o) in outcomes.enumerated() {
+            guard case .clash = o else { return XCTFail("stale entry \(i + 1) must not be acknowledged, got \(o)") }
+        }
+        XCTAssertEqual(try db.db.query("SELECT tx FROM log WHERE doc = 'x'").values, [["winner0"]])
+        XCTAssertEqual(try db.db.query("SELECT seq FROM documents WHERE id = 'x'").values, [["1"]])
+    }
+
     /// A row changed by a superuser (triggers off) is named by `verify`, and
     /// the server refuses to serve the document rather than build on it.
     /// Re-sealing every later hash fools a check of the chain alone, not one
