@@ -4,12 +4,13 @@
  * own), timed on one clock. Prints `key value` lines; errors go to stderr.
  *
  *   commit --port P --tokens FILE [--clients N] [--docs D] [--seconds S]
- *          [--warmup S] [--pg-postmaster PID]
+ *          [--warmup S] [--pg-postmaster PID] [--shared]
  *       terminal i (token i % U of FILE's U tokens) has doc PREFIX-(i % D)
  *       open and submits one `set` op, waits for its ack, submits the next.
  *       Terminal j < D creates doc j as its own user (documents are private
  *       to their creator), so the terminals sharing a document must be its
- *       creator's user: U must divide D when D < N. --warmup: submit for S s
+ *       creator's user: U must divide D when D < N (unless --shared: the
+ *       documents were shared with every user beforehand). --warmup: submit for S s
  *       before the measured window. --pg-postmaster: CPU of that
  *       PostgreSQL's processes (backends, walwriter, others) over the window.
  *   fanout --port P --writer-token T --token T2 [--clients N] [--seconds S]
@@ -83,6 +84,7 @@ static double rate;
 static const char *host = "127.0.0.1", *token, *writer_token, *tokens_file, *prefix = "lg", *docname = "fanout", *share_with;
 static char **tokens;
 static int ntokens;   /* --tokens FILE or --token */
+static int shared;    /* --shared: the documents were shared with every token's user beforehand */
 
 static uv_loop_t *loop;                   /* the terminals' loop (main thread) */
 static conn_t *conns;
@@ -791,7 +793,7 @@ int main(int argc, char **argv) {
         {"writer-token", 1, 0, 'W'}, {"clients", 1, 0, 'c'}, {"seconds", 1, 0, 's'}, {"docs", 1, 0, 'd'},
         {"rate", 1, 0, 'r'}, {"window", 1, 0, 'w'}, {"doc", 1, 0, 'D'}, {"relay", 0, 0, 'R'},
         {"line-bytes", 1, 0, 'l'}, {"prefix", 1, 0, 'P'}, {"server-pid", 1, 0, 'S'}, {"warmup", 1, 0, 'M'},
-        {"pg-postmaster", 1, 0, 'G'}, {"share", 1, 0, 'H'}, {"port2", 1, 0, 'q'}, {"server-pid2", 1, 0, 'Q'}, {"websocket", 0, 0, 'X'}, {0, 0, 0, 0}};
+        {"pg-postmaster", 1, 0, 'G'}, {"share", 1, 0, 'H'}, {"port2", 1, 0, 'q'}, {"server-pid2", 1, 0, 'Q'}, {"websocket", 0, 0, 'X'}, {"shared", 0, 0, 'U'}, {0, 0, 0, 0}};
     static char *no_token = "";
     if (argc < 2) goto usage;
     if (!strcmp(argv[1], "commit")) mode = MODE_COMMIT;
@@ -812,6 +814,7 @@ int main(int argc, char **argv) {
         case 'G': postmaster = atoi(optarg); break;  case 'H': share_with = optarg; break;
         case 'q': port2 = atoi(optarg); break;       case 'Q': server_pid2 = atoi(optarg); break;
         case 'X': websocket = 1; break;
+        case 'U': shared = 1; break;
         default: goto usage;
         }
     }
@@ -822,7 +825,7 @@ int main(int argc, char **argv) {
     else if (relay) tokens = &no_token, ntokens = 1;
     else goto usage;
     if (mode == MODE_FANOUT && !relay && !writer_token) goto usage;
-    if (mode == MODE_COMMIT && ndocs < nterm && ndocs % ntokens != 0)
+    if (mode == MODE_COMMIT && ndocs < nterm && ndocs % ntokens != 0 && !shared)
         fatal("commit: terminals sharing a document must be its creator's user: the number of tokens must divide --docs", NULL);
 
     signal(SIGPIPE, SIG_IGN);
