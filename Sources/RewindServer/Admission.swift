@@ -2,34 +2,98 @@ import Glibc
 import RewindCore
 import RewindLoop
 
-/// Who may connect, and how often: connections per user, connections per
-/// address that have not said hello, failed hellos per address, and the
-/// descriptor limit. Each refusal is a `bye` (or a reply) that says why.
+/// Who may connect, and how often, counted: connections per user,
+/// connections per address that have not said hello, failed hellos per
+/// address. Plain state, no sockets and no clock of its own (the caller
+/// passes `now`), so it is tested on its own (`AdmissionTests`); `Server`
+/// carries out what it decides (a `bye` that says why, a log line).
+struct Admission {
+    let maxHandshakesPerAddress: Int
+    let maxConnectionsPerUser: Int
+    let failedHellosPerSecond: Double
+    let failedHelloBurst: Double
+    private(set) var handshakesPerAddress: [String: Int] = [:]
+    private(set) var connectionsPerUser: [Int64: Int] = [:]
+    private var failedHellos: [String: TokenBucket] = [:]
+
+    init(config: ServerConfig) {
+        maxHandshakesPerAddress = config.maxHandshakesPerAddress
+        maxConnectionsPerUser = config.maxConnectionsPerUser
+        failedHellosPerSecond = config.failedHellosPerSecond
+        failedHelloBurst = config.failedHelloBurst
+    }
+
+    /// A connection from `address` starts waiting to say hello; false: too many from there already.
+    mutating func startHandshake(address: String) -> Bool {
+        let n = handshakesPerAddress[address, default: 0]
+        guard n < maxHandshakesPerAddress else { return false }
+        handshakesPerAddress[address] = n + 1
+        return true
+    }
+
+    /// A connection from `address` said hello, or ended before it did.
+    mutating func endHandshake(address: String) {
+        handshakesPerAddress[address, default: 1] -= 1
+        if handshakesPerAddress[address] == 0 { handshakesPerAddress[address] = nil }
+    }
+
+    /// How long `address` waits before its next hello is even checked (nil: not at all).
+    mutating func helloRetryAfter(address: String, now: UInt64) -> UInt64? {
+        failedHellos[address]?.wait(now: now)
+    }
+
+    /// A hello from `address` failed; true when that address is now throttled.
+    mutating func helloFailed(address: String, now: UInt64) -> Bool {
+        var bucket = failedHellos[address] ?? TokenBucket(rate: failedHellosPerSecond, burst: failedHelloBurst, now: now)
+        let throttled = bucket.take(now: now) != nil
+        failedHellos[address] = bucket
+        return throttled
+    }
+
+    /// One more connection of `user`; false: it is at its limit.
+    mutating func admitUser(_ user: Int64) -> Bool {
+        let n = connectionsPerUser[user, default: 0]
+        guard n < maxConnectionsPerUser else { return false }
+        connectionsPerUser[user] = n + 1
+        return true
+    }
+
+    mutating func userLeft(_ user: Int64) {
+        guard let n = connectionsPerUser[user] else { return }
+        connectionsPerUser[user] = n > 1 ? n - 1 : nil
+    }
+
+    /// Addresses whose failed hellos are forgotten (their bucket refilled): bounded memory.
+    mutating func forgetFullBuckets(now: UInt64) {
+        for (address, var bucket) in failedHellos where bucket.isFull(now: now) { failedHellos[address] = nil }
+    }
+
+    var throttledAddresses: Int { failedHellos.count }
+}
+
+/// What `Admission` decides, carried out: each refusal is a `bye` (or a
+/// reply) that says why; and the descriptor limit.
 extension Server {
     /// At accept: a bounded number of connections per address may be waiting to say hello.
     func admitHandshake(_ c: Connection) -> Bool {
-        let n = handshakesPerAddress[c.address, default: 0]
-        guard n < config.maxHandshakesPerAddress else {
+        guard admission.startHandshake(address: c.address) else {
             logger.notice("refusing a connection: too many handshakes from one address", metadata: ["address": "\(c.address)"])
             c.close(reason: "rate_limited", retry: true,
                     message: "more than \(config.maxHandshakesPerAddress) connections from \(c.address) have not said hello yet")
             return false
         }
-        handshakesPerAddress[c.address] = n + 1
         c.countedHandshake = true
         return true
     }
 
     /// Before checking a token: an address whose hellos keep failing waits (no database lookup).
     func helloRetryAfter(_ c: Connection) -> UInt64? {
-        failedHellos[c.address]?.wait(now: now)
+        admission.helloRetryAfter(address: c.address, now: now)
     }
 
     /// A hello failed: counted against its address, and logged (never with the token).
     func helloFailed(_ c: Connection, claimed user: String?, why: String) {
-        var bucket = failedHellos[c.address] ?? TokenBucket(rate: config.failedHellosPerSecond, burst: config.failedHelloBurst, now: now)
-        let throttled = bucket.take(now: now) != nil
-        failedHellos[c.address] = bucket
+        let throttled = admission.helloFailed(address: c.address, now: now)
         logger.notice("hello refused", metadata: ["address": "\(c.address)", "user": "\(user ?? "-")", "why": "\(why)",
                                                   "throttled": "\(throttled)"])
     }
@@ -39,16 +103,13 @@ extension Server {
     func admitUser(_ c: Connection, _ user: Int64) -> Bool {
         if c.countedHandshake {
             c.countedHandshake = false
-            handshakesPerAddress[c.address, default: 1] -= 1
-            if handshakesPerAddress[c.address] == 0 { handshakesPerAddress[c.address] = nil }
+            admission.endHandshake(address: c.address)
         }
-        let n = connectionsPerUser[user, default: 0]
-        guard n < config.maxConnectionsPerUser else {
+        guard admission.admitUser(user) else {
             c.close(reason: "rate_limited", retry: true,
                     message: "at most \(config.maxConnectionsPerUser) connections per user; close one first")
             return false
         }
-        connectionsPerUser[user] = n + 1
         return true
     }
 
@@ -56,16 +117,12 @@ extension Server {
     func admissionEnded(_ c: Connection) {
         if c.countedHandshake {
             c.countedHandshake = false
-            handshakesPerAddress[c.address, default: 1] -= 1
-            if handshakesPerAddress[c.address] == 0 { handshakesPerAddress[c.address] = nil }
-        } else if let user = c.user?.id, let n = connectionsPerUser[user] {
-            connectionsPerUser[user] = n > 1 ? n - 1 : nil
+            admission.endHandshake(address: c.address)
+        } else if let user = c.user?.id {
+            admission.userLeft(user)
         }
     }
 
-    func forgetFullBuckets(now: UInt64) {
-        for (address, var bucket) in failedHellos where bucket.isFull(now: now) { failedHellos[address] = nil }
-    }
 
     /// Accepting must never fail for lack of descriptors (libuv then closes
     /// the connection without a word): the cap leaves room below the limit,

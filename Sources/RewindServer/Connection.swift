@@ -122,7 +122,7 @@ final class Connection {
     private var afterCommits: [(processing: Processing, body: () -> Void)] = []
     var requests: TokenBucket
     var badFramesInARow = 0
-    /// Counted in `Server.handshakesPerAddress` (until hello succeeds or it ends).
+    /// Counted in `Server.admission` (`Admission.handshakesPerAddress`, until hello succeeds or it ends).
     var countedHandshake = false
     /// Since when an incomplete line has been held (nil: none).
     private(set) var partialSince: UInt64?

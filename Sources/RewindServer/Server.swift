@@ -35,9 +35,7 @@ public final class Server {
     private var runNext: [Connection] = []
     private var everyTurn: EveryTurn?
     /// Admission (`Admission.swift`): connections per user, handshakes and failed hellos per address.
-    var connectionsPerUser: [Int64: Int] = [:]
-    var handshakesPerAddress: [String: Int] = [:]
-    var failedHellos: [String: TokenBucket] = [:]
+    var admission: Admission
     /// Per user: `share`s that named nobody (a probe for user names), `Access/Sharing.swift`.
     var unknownNameShares: [Int64: TokenBucket] = [:]
     /// Connections accepted at most: `--max-connections`, lowered to fit the descriptor limit.
@@ -74,6 +72,7 @@ public final class Server {
     public init(config: ServerConfig, logger: Logger) {
         self.config = config
         self.logger = logger
+        admission = Admission(config: config)
         webFiles = WebFiles(directory: config.webDirectory)
         loop = EventLoop()
         guard let masterKey = config.masterKey else { preconditionFailure("ServerConfig.masterKey is required (--master-key-file)") }
@@ -345,7 +344,7 @@ public final class Server {
                 c.keepAlive()  // a WebSocket: pinged, and its pong counts as activity
             }
         }
-        forgetFullBuckets(now: now)
+        admission.forgetFullBuckets(now: now)
         cluster.sweep(now: now)
     }
 
