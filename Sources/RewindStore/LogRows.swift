@@ -78,11 +78,23 @@ enum LogRows {
                         throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
                     }
                 }
-                let (plainOps, plainInverse) = try DocumentCipher.plain(ops: opsText, inverse: invText, cipher: cipher, doc: doc)
+                let ops: [Op], inverse: [Op], plainOps: String
+                if DocumentCipher.isSealed(opsText), let cipher, invText == DocumentCipher.inverseInOps {
+                    // Parsed from the opened bytes themselves: no text made of them but the ops' (for the wire).
+                    let (bytes, nl) = try cipher.openEntryBytes(opsText)
+                    (ops, inverse) = try bytes.withUnsafeBufferPointer { (b) throws(RewindError) -> ([Op], [Op]) in
+                        (try parseOps(UnsafeBufferPointer(rebasing: b[..<nl]), doc: doc, version: version),
+                         try parseOps(UnsafeBufferPointer(rebasing: b[(nl + 1)...]), doc: doc, version: version))
+                    }
+                    plainOps = String(decoding: bytes[..<nl], as: UTF8.self)
+                } else {
+                    let plain = try DocumentCipher.plain(ops: opsText, inverse: invText, cipher: cipher, doc: doc)
+                    (ops, inverse, plainOps) = (try parseOps(plain.ops, doc: doc, version: version),
+                                                try parseOps(plain.inverse, doc: doc, version: version), plain.ops)
+                }
                 var e = Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
                               client: client, group: grp, kind: k, action: r[9], base: base,
-                              ops: try parseOps(plainOps, doc: doc, version: version),
-                              inverse: try parseOps(plainInverse, doc: doc, version: version), refers: r[15], time: time, meta: meta)
+                              ops: ops, inverse: inverse, refers: r[15], time: time, meta: meta)
                 e.seq = seq
                 e.hash = hash
                 e.stored = .init(ops: opsText, inverse: invText, meta: r[16], plainOps: plainOps)
@@ -121,6 +133,14 @@ enum LogRows {
         guard DocumentCipher.isSealed(stored) else { return stored }
         guard let cipher else { throw DocumentCipher.contentWithoutKey(doc) }
         return try cipher.open(stored, .snapshot)
+    }
+
+    private static func parseOps(_ bytes: UnsafeBufferPointer<UInt8>, doc: String, version: Int64) throws(RewindError) -> [Op] {
+        do {
+            return try Op.parseList(try JSONParser.parse(bytes, maxDepth: Limits.unbounded.maxJSONDepth), limits: .unbounded)
+        } catch {
+            throw RewindError(.internal, "event \(version) of \(doc) holds ops that do not parse: \(error)")
+        }
     }
 
     private static func parseOps(_ text: String, doc: String, version: Int64) throws(RewindError) -> [Op] {

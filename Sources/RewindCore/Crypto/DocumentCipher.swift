@@ -95,6 +95,17 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
         RewindError(.forbidden, "the content of \(doc) is encrypted and its key was not given (a purged document, or no --master-key-file)")
     }
 
+    /// The opened bytes of an event sealed with `sealEntry`, and where its
+    /// inverse starts (after the newline): for a reader that parses both
+    /// without making text of them first.
+    public func openEntryBytes(_ stored: String) throws(RewindError) -> (bytes: [UInt8], newline: Int) {
+        let plain = try openBytes(stored, .entry)
+        guard let nl = plain.firstIndex(of: UInt8(ascii: "\n")) else {
+            throw RewindError(.internal, "sealed entry of \(doc) holds no inverse")
+        }
+        return (plain, nl)
+    }
+
     /// The ops and inverse JSON text of an event sealed with `sealEntry`.
     public func openEntry(_ stored: String) throws(RewindError) -> (ops: String, inverse: String) {
         let plain = try openBytes(stored, .entry)

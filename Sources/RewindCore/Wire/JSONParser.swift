@@ -13,19 +13,24 @@ public struct JSONParser {
 
     public static let defaultMaxDepth = 64
 
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(Failure) -> JSON {
-        try bytes.withUnsafeBufferPointer { buf throws(Failure) in
-            var p = JSONParser(bytes: buf, maxDepth: maxDepth)
-            p.skipSpace()
-            let v = try p.value(depth: 0)
-            p.skipSpace()
-            if p.i != buf.count { throw p.fail(.syntax, "unexpected data after the JSON value") }
-            return v
-        }
+    public static func parse(_ buf: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(Failure) -> JSON {
+        var p = JSONParser(bytes: buf, maxDepth: maxDepth)
+        p.skipSpace()
+        let v = try p.value(depth: 0)
+        p.skipSpace()
+        if p.i != buf.count { throw p.fail(.syntax, "unexpected data after the JSON value") }
+        return v
     }
 
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(Failure) -> JSON {
+        try bytes.withUnsafeBufferPointer { buf throws(Failure) in try parse(buf, maxDepth: maxDepth) }
+    }
+
+    /// Straight from the string's UTF-8 storage (no copy of the text).
     public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(Failure) -> JSON {
-        try parse(Array(text.utf8), maxDepth: maxDepth)
+        var text = text
+        let result = text.withUTF8 { buf in Result { () throws(Failure) -> JSON in try parse(buf, maxDepth: maxDepth) } }
+        return try result.get()
     }
 
     private let b: UnsafeBufferPointer<UInt8>
