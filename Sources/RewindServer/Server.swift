@@ -21,9 +21,24 @@ public final class Server {
     /// News to and from the other instances on the database (`Cluster/Cluster.swift`).
     private(set) var cluster: Cluster!
     /// Each connected user's quick actions (`QuickActions/QuickActions.swift`).
-    private(set) lazy var quickActions = QuickActions(server: self, staticItems: config.shortcuts)
+    private(set) lazy var quickActions = QuickActions(store: store, loop: loop, logger: logger, staticItems: config.shortcuts)
     /// Roles per document (`Access/AccessControl.swift`).
-    private(set) lazy var access = AccessControl(server: self)
+    private(set) lazy var access: AccessControl = {
+        let a = AccessControl(store: store, logger: logger, isListening: { [unowned self] in self.notifications.isListening },
+                              served: { [unowned self] doc in
+                                  let d = self.existingDocument(doc)
+                                  return (d != nil, !(d?.subscribers.isEmpty ?? true))
+                              })
+        a.onEffect = { [unowned self] effect in
+            switch effect {
+            case let .accessChanged(doc, roles): self.accessChanged(doc, roles)
+            case let .quickActionsMayHaveChanged(doc): self.quickActions.accessChanged(doc: doc)
+            case let .tokensRevoked(user): self.tokensRevoked(user: user)
+            case let .userErased(user, pseudonym): self.userErased(user, pseudonym: pseudonym)
+            }
+        }
+        return a
+    }()
     private var listener: TCPListener?
     private var connections: [Int: Connection] = [:]
     private var nextConnectionID = 1
@@ -111,7 +126,8 @@ public final class Server {
     func start(onMetricsListening: ((Int) -> Void)? = nil, onListening: ((Int) -> Void)? = nil) throws {
         signal(SIGPIPE, SIG_IGN)
         if let address = config.metricsAddress {
-            let endpoint = MetricsEndpoint(server: self)
+            let endpoint = MetricsEndpoint(loop: loop, logger: logger, metricsText: { [unowned self] in self.metricsText() },
+                                           checkHealth: { [unowned self] done in self.checkHealth(done) })
             let port = try endpoint.start(host: address.host, port: address.port)
             metricsEndpoint = endpoint
             logger.info("metrics endpoint listening", metadata: ["address": "\(address.host):\(port)"])

@@ -1,3 +1,4 @@
+import Logging
 import RewindCore
 import RewindStore
 
@@ -11,7 +12,25 @@ import RewindStore
 /// is cached — every check asks the database — and once it is back every
 /// cached document is reloaded, since notices were missed meanwhile.
 final class AccessControl {
-    private unowned let server: Server
+    private let store: EventStore
+    private let logger: Logger
+    /// Whether `rewind_access` notices are being heard (else nothing cached is trusted).
+    private let isListening: () -> Bool
+    /// Whether this instance serves `doc` (loaded), and to at least one terminal (open).
+    private let served: (_ doc: String) -> (loaded: Bool, open: Bool)
+
+    /// What a change of roles asks of the rest of the server, carried out in one place (`Server`).
+    enum Effect {
+        /// `doc`'s roles are now these (nil: deleted): its terminals lose or keep it.
+        case accessChanged(doc: String, DocumentAccess?)
+        /// Quick actions listing `doc` are read again (a user who lost it must not see it offered).
+        case quickActionsMayHaveChanged(doc: String)
+        /// Every token of `user` was revoked.
+        case tokensRevoked(user: Int64)
+        /// `user` was erased (`rewind admin user erase`).
+        case userErased(user: Int64, pseudonym: String)
+    }
+    var onEffect: (Effect) -> Void = { _ in }
     private var known: [String: DocumentAccess] = [:]
     private var loading: [String: [(Result<DocumentAccess?, RewindError>) -> Void]] = [:]
     /// Notices so far: a load that saw one arrive meanwhile may have read the old roles.
@@ -19,9 +38,15 @@ final class AccessControl {
     /// Documents whose roles are kept at most; past it, those no terminal has open are forgotten.
     let capacity = 50_000
 
-    init(server: Server) { self.server = server }
+    init(store: EventStore, logger: Logger, isListening: @escaping () -> Bool,
+         served: @escaping (_ doc: String) -> (loaded: Bool, open: Bool)) {
+        self.store = store
+        self.logger = logger
+        self.isListening = isListening
+        self.served = served
+    }
 
-    private var isFresh: Bool { server.notifications.isListening }
+    private var isFresh: Bool { isListening() }
 
     /// Roles of `doc` if known and kept fresh (nil: ask `load`).
     func cached(_ doc: String) -> DocumentAccess? { isFresh ? known[doc] : nil }
@@ -37,7 +62,7 @@ final class AccessControl {
         if loading[doc] != nil { loading[doc]!.append(done); return }
         loading[doc] = [done]
         let seen = notices
-        server.store.access(doc: doc) { [self] result in
+        store.access(doc: doc) { [self] result in
             // Remembered even while not listening (for `lastKnownRole`); used
             // for checks only once notices keep it fresh (`cached`). A notice
             // that came meanwhile may be about this very document: read it again.
@@ -52,7 +77,7 @@ final class AccessControl {
 
     private func remember(_ doc: String, _ a: DocumentAccess) {
         if known.count >= capacity && known[doc] == nil {
-            known = known.filter { server.existingDocument($0.key).map { !$0.subscribers.isEmpty } ?? false }
+            known = known.filter { served($0.key).open }
         }
         known[doc] = a
     }
@@ -63,15 +88,15 @@ final class AccessControl {
         guard var a = known[doc] else { return noticed(doc: doc) }
         a.members[user] = role
         known[doc] = a
-        server.accessChanged(doc, a)
+        onEffect(.accessChanged(doc: doc, a))
     }
 
     /// This server deleted `doc` (after the commit): nobody has a role on it
     /// from now on; its terminals here are told at once.
     func deleted(_ doc: String) {
         known[doc] = nil
-        server.quickActions.accessChanged(doc: doc)
-        server.accessChanged(doc, nil)
+        onEffect(.quickActionsMayHaveChanged(doc: doc))
+        onEffect(.accessChanged(doc: doc, nil))
     }
 
     /// A `rewind_access` notice: `doc:<id>` or `user:<id>`.
@@ -79,29 +104,29 @@ final class AccessControl {
         notices += 1
         if payload.hasPrefix("doc:") {
             let doc = String(payload.dropFirst(4))
-            server.quickActions.accessChanged(doc: doc)  // a document a user lost is no longer offered
+            onEffect(.quickActionsMayHaveChanged(doc: doc))  // a document a user lost is no longer offered
             noticed(doc: doc)
         } else if payload.hasPrefix("user:"), let user = Int64(payload.dropFirst(5)) {
-            server.tokensRevoked(user: user)
+            onEffect(.tokensRevoked(user: user))
         } else if payload.hasPrefix("erased:") {
             // `erased:<id>:<pseudonym>` (rewind admin user erase)
             let parts = payload.dropFirst(7).split(separator: ":", maxSplits: 1)
             guard parts.count == 2, let user = Int64(parts[0]) else { return }
-            server.userErased(user, pseudonym: String(parts[1]))
+            onEffect(.userErased(user: user, pseudonym: String(parts[1])))
         }
     }
 
     private func noticed(doc: String) {
-        guard known[doc] != nil || server.existingDocument(doc) != nil else { return }
-        server.store.access(doc: doc) { [self] result in
+        guard known[doc] != nil || served(doc).loaded else { return }
+        store.access(doc: doc) { [self] result in
             switch result {
             case let .success(a):
                 self.known[doc] = a
-                self.server.accessChanged(doc, a)
+                self.onEffect(.accessChanged(doc: doc, a))
             case let .failure(e):
                 // Not knowing is safer than knowing wrong: the next check asks again.
                 self.known[doc] = nil
-                self.server.logger.warning("could not reload roles", metadata: ["doc": "\(doc)", "error": "\(e)"])
+                self.logger.warning("could not reload roles", metadata: ["doc": "\(doc)", "error": "\(e)"])
             }
         }
     }
@@ -111,7 +136,7 @@ final class AccessControl {
         notices += 1
         // Documents being served keep their roles until the reload answers
         // (their terminals' requests are not refused meanwhile); the rest are forgotten.
-        known = known.filter { server.existingDocument($0.key) != nil }
+        known = known.filter { served($0.key).loaded }
         for doc in known.keys { noticed(doc: doc) }
     }
 }

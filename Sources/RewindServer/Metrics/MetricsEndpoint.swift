@@ -15,20 +15,27 @@ final class MetricsEndpoint {
     /// Exchanges open at once; past it a new one is closed unanswered (a scraper needs one).
     static let maxExchanges = 64
 
-    private unowned let server: Server
+    private let logger: Logger
+    /// What `GET /metrics` answers (the text format).
+    private let metricsText: () -> [UInt8]
+    /// What `GET /health` asks: healthy, and why not.
+    private let checkHealth: (@escaping (_ healthy: Bool, _ reason: String) -> Void) -> Void
     private let listener: TCPListener
     private var exchanges: [Int: Exchange] = [:]
     private var nextID = 1
 
-    init(server: Server) {
-        self.server = server
-        listener = TCPListener(loop: server.loop)
+    init(loop: EventLoop, logger: Logger, metricsText: @escaping () -> [UInt8],
+         checkHealth: @escaping (@escaping (_ healthy: Bool, _ reason: String) -> Void) -> Void) {
+        self.logger = logger
+        self.metricsText = metricsText
+        self.checkHealth = checkHealth
+        listener = TCPListener(loop: loop)
     }
 
     /// Binds and listens; returns the port bound.
     func start(host: String, port: Int) throws(LoopError) -> Int {
         listener.onAcceptError = { [unowned self] code in
-            self.server.logger.warning("metrics endpoint: accept failed", metadata: ["error": "\(uvErrorText(code))"])
+            self.logger.warning("metrics endpoint: accept failed", metadata: ["error": "\(uvErrorText(code))"])
         }
         try listener.listen(host: host, port: port, backlog: 64) { [unowned self] stream in self.accept(stream) }
         return listener.port
@@ -60,9 +67,9 @@ final class MetricsEndpoint {
             guard path == "/metrics" || path == "/health" else { return answer(HTTPResponse(404, "no \(path) here: GET /metrics or GET /health")) }
             guard method == "GET" else { return answer(HTTPResponse(405, "\(path) answers GET only", extraHeaders: "Allow: GET\r\n")) }
             if path == "/metrics" {
-                answer(HTTPResponse(200, body: server.metricsText(), contentType: "text/plain; version=0.0.4; charset=utf-8"))
+                answer(HTTPResponse(200, body: metricsText(), contentType: "text/plain; version=0.0.4; charset=utf-8"))
             } else {
-                server.checkHealth { healthy, reason in answer(HTTPResponse(healthy ? 200 : 503, reason)) }
+                checkHealth { healthy, reason in answer(HTTPResponse(healthy ? 200 : 503, reason)) }
             }
         }
     }

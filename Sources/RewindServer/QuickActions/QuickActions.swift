@@ -1,3 +1,4 @@
+import Logging
 import RewindCore
 import RewindLoop
 import RewindStore
@@ -16,7 +17,9 @@ import RewindStore
 /// one query per user; an access change or a missed notice (the listening
 /// connection came back) makes them all be read again.
 final class QuickActions {
-    private unowned let server: Server
+    private let store: EventStore
+    private let loop: EventLoop
+    private let logger: Logger
     let staticItems: [ShortcutItem]
 
     private struct Listed {
@@ -33,13 +36,15 @@ final class QuickActions {
     private var stale: Set<Int64> = []
     private var flusher: BeforeSleep?
 
-    init(server: Server, staticItems: [ShortcutItem]) {
-        self.server = server
+    init(store: EventStore, loop: EventLoop, logger: Logger, staticItems: [ShortcutItem]) {
+        self.store = store
+        self.loop = loop
+        self.logger = logger
         self.staticItems = staticItems
     }
 
     func start() {
-        flusher = BeforeSleep(loop: server.loop) { [unowned self] in self.refreshStale() }
+        flusher = BeforeSleep(loop: loop) { [unowned self] in self.refreshStale() }
     }
 
     func stop() {
@@ -75,7 +80,7 @@ final class QuickActions {
     func notice(_ payload: String) {
         let parts = payload.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, let editor = Int64(parts[0]) else {
-            return server.logger.warning("malformed rewind_editors notice", metadata: ["payload": "\(payload.prefix(200))"])
+            return logger.warning("malformed rewind_editors notice", metadata: ["payload": "\(payload.prefix(200))"])
         }
         edited(doc: String(parts[1]), by: editor)
     }
@@ -116,11 +121,11 @@ final class QuickActions {
     private func read(_ user: Int64, answering joining: Connection? = nil, then: @escaping ([ShortcutItem]?) -> Void = { _ in }) {
         users[user]!.reads += 1
         let ticket = users[user]!.reads
-        server.store.recentDocuments(user: user, limit: Shortcuts.recentNeeded(static: staticItems)) { [self] result in
+        store.recentDocuments(user: user, limit: Shortcuts.recentNeeded(static: staticItems)) { [self] result in
             switch result {
             case let .failure(e):
                 // The list stays as it was; the next change or resync reads it again.
-                server.logger.warning("quick actions not read", metadata: ["user": "\(user)", "error": "\(e)"])
+                logger.warning("quick actions not read", metadata: ["user": "\(user)", "error": "\(e)"])
                 then(nil)
             case let .success(recent):
                 let items = Shortcuts.list(static: staticItems, recent: recent)
