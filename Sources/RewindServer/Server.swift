@@ -102,7 +102,23 @@ public final class Server {
         if let metrics {
             store.onBatchAnswered = { entries, nanoseconds in metrics.batchAnswered(entries: entries, nanoseconds: nanoseconds) }
         }
-        cluster = Cluster(server: self, instance: instance)
+        cluster = Cluster(notifications: notifications, loop: loop, logger: logger, instance: instance,
+                          loaded: { [unowned self] in self.loadedDocuments }, existing: { [unowned self] in self.existingDocument($0) })
+        cluster.onEffect = { [unowned self] effect in
+            switch effect {
+            case let .editorsNotice(payload): self.quickActions.notice(payload)
+            case let .accessNotice(payload): self.access.notice(payload)
+            case .resync:
+                self.access.resync()
+                self.quickActions.resync()
+            case let .announce(effects, d): self.announce(effects, in: d)
+            case let .tookOver(user, client, at):
+                // An older connection only: notices of two quick reconnects may cross (hosts' clocks are assumed close).
+                if let old = self.clients[Server.clientKey(user: user, client: client)], old.helloAt <= at {
+                    old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\" (on another server instance)")
+                }
+            }
+        }
     }
 
     /// Connects to PostgreSQL, listens, and runs the loop until shutdown.

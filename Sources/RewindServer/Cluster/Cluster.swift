@@ -1,3 +1,4 @@
+import Logging
 import RewindCore
 import RewindLoop
 import RewindStore
@@ -29,7 +30,25 @@ import RewindStore
 /// speculative state of commands in flight (each instance's own, settled by
 /// the log's compare-and-set).
 final class Cluster {
-    private unowned let server: Server
+    private let notifications: Notifications
+    private let loop: EventLoop
+    private let logger: Logger
+    /// The documents this instance has loaded, and one of them by id.
+    private let loaded: () -> [DocumentRuntime]
+    private let existing: (_ doc: String) -> DocumentRuntime?
+
+    /// What news from the other instances asks of the rest of the server, carried out there (`Server`).
+    enum Effect {
+        /// A `rewind_editors` notice (quick actions) or a `rewind_access` notice (roles, tokens, erasures).
+        case editorsNotice(String), accessNotice(String)
+        /// Notices were missed (listening again): roles and quick actions are read again.
+        case resync
+        /// Presence in `d` changed (another instance's terminal, or one gone): pushed to its terminals.
+        case announce([PresenceBoard.Effect], in: DocumentRuntime)
+        /// A terminal `(user, client)` said hello on another instance at `at`: an older connection of it here goes.
+        case tookOver(user: Int64, client: String, at: Int64)
+    }
+    var onEffect: (Effect) -> Void = { _ in }
     let instance: Int32
     /// Presence notices waiting for the end of the loop turn, latest per terminal.
     private var outbox: [String: String] = [:]
@@ -44,13 +63,18 @@ final class Cluster {
     /// needs an answer, so the others learn of it without waiting for a sweep.
     private var othersAlive = false
 
-    init(server: Server, instance: Int32) {
-        self.server = server
+    init(notifications: Notifications, loop: EventLoop, logger: Logger, instance: Int32,
+         loaded: @escaping () -> [DocumentRuntime], existing: @escaping (_ doc: String) -> DocumentRuntime?) {
+        self.notifications = notifications
+        self.loop = loop
+        self.logger = logger
         self.instance = instance
+        self.loaded = loaded
+        self.existing = existing
     }
 
     func start() {
-        flusher = BeforeSleep(loop: server.loop) { [unowned self] in self.flush() }
+        flusher = BeforeSleep(loop: loop) { [unowned self] in self.flush() }
     }
 
     func stop() {
@@ -65,8 +89,8 @@ final class Cluster {
         switch channel {
         case "rewind_log": logNotice(payload)
         case "rewind_presence": presenceNotice(payload)
-        case "rewind_editors": server.quickActions.notice(payload)
-        default: server.access.notice(payload)
+        case "rewind_editors": onEffect(.editorsNotice(payload))
+        default: onEffect(.accessNotice(payload))
         }
     }
 
@@ -74,18 +98,17 @@ final class Cluster {
     private func logNotice(_ payload: String) {
         let parts = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, let seq = Int64(parts[0]) else {
-            return server.logger.warning("malformed rewind_log notice", metadata: ["payload": "\(payload.prefix(200))"])
+            return logger.warning("malformed rewind_log notice", metadata: ["payload": "\(payload.prefix(200))"])
         }
-        server.existingDocument(String(parts[2]))?.logMoved(to: seq)
+        existing(String(parts[2]))?.logMoved(to: seq)
     }
 
     /// Listening (re)started: whatever was announced meanwhile is read again.
     func listening() {
-        server.access.resync()
-        server.quickActions.resync()
-        for d in server.loadedDocuments { d.logMayHaveMoved() }
+        onEffect(.resync)
+        for d in loaded() { d.logMayHaveMoved() }
         readLiveness { [self] in
-            for d in self.server.loadedDocuments {
+            for d in self.loaded() {
                 self.ask(d)
                 self.announceAll(d)
             }
@@ -94,11 +117,11 @@ final class Cluster {
 
     /// Reads the live set: whether this instance is alone, and which remote presence is gone.
     private func readLiveness(then: @escaping () -> Void = {}) {
-        server.notifications.liveInstances { [self] result in
+        notifications.liveInstances { [self] result in
             guard case let .success(live) = result else { return }
             self.othersAlive = live.contains { $0 != self.instance }
-            for d in self.server.loadedDocuments where !d.presence.remote.isEmpty {
-                self.server.announce(d.presence.dropRemote(notIn: live), in: d)
+            for d in self.loaded() where !d.presence.remote.isEmpty {
+                self.onEffect(.announce(d.presence.dropRemote(notIn: live), in: d))
             }
             then()
         }
@@ -106,28 +129,26 @@ final class Cluster {
 
     private func presenceNotice(_ payload: String) {
         guard let o = try? JSONParser.parse(payload, maxDepth: 8).objectValue, let from = o["i"]?.intValue else {
-            return server.logger.warning("malformed rewind_presence notice", metadata: ["payload": "\(payload.prefix(200))"])
+            return logger.warning("malformed rewind_presence notice", metadata: ["payload": "\(payload.prefix(200))"])
         }
         guard from != Int64(instance) else { return }  // our own, heard back
         othersAlive = true
         if let doc = o["ask"]?.stringValue {
-            if let d = server.existingDocument(doc) { announceAll(d) }
+            if let d = existing(doc) { announceAll(d) }
             return
         }
         if let user = o["took"]?.intValue, let client = o["client"]?.stringValue, let at = o["at"]?.intValue {
             // A terminal reconnected elsewhere (after a failover, often while its old
             // connection here is still half-open): the old one goes, as on one instance.
             // Only an older one: notices of two quick reconnects may cross (hosts' clocks are assumed close).
-            if let old = server.clients[Server.clientKey(user: user, client: client)], old.helloAt <= at {
-                old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\" (on another server instance)")
-            }
+            onEffect(.tookOver(user: user, client: client, at: at))
             return
         }
-        guard let doc = o["doc"]?.stringValue, let d = server.existingDocument(doc), let t = o["t"]?.intValue,
+        guard let doc = o["doc"]?.stringValue, let d = existing(doc), let t = o["t"]?.intValue,
               let user = o["user"]?.stringValue, let client = o["client"]?.stringValue
         else { return }
         let p = Presence(node: o["node"]?.stringValue.map { Key($0) }, selection: try? Selection.parse(o["selection"]))
-        server.announce(d.presence.setRemote(instance: Int32(truncatingIfNeeded: from), terminal: t, user: user, client: client, p), in: d)
+        onEffect(.announce(d.presence.setRemote(instance: Int32(truncatingIfNeeded: from), terminal: t, user: user, client: client, p), in: d))
     }
 
     // MARK: Notices out
@@ -168,7 +189,7 @@ final class Cluster {
         let payloads = outboxOrder.compactMap { outbox[$0] }
         outbox = [:]
         outboxOrder = []
-        server.notifications.notify("rewind_presence", payloads)
+        notifications.notify("rewind_presence", payloads)
     }
 
     // MARK: Liveness
@@ -177,10 +198,10 @@ final class Cluster {
     /// reads the live set (one small query), drops presence of instances that
     /// are gone, and closes groups open in the log that no live terminal holds.
     func sweep(now: UInt64) {
-        guard now - lastSweep >= sweepEvery, server.notifications.isListening else { return }
+        guard now - lastSweep >= sweepEvery, notifications.isListening else { return }
         lastSweep = now
         readLiveness { [self] in
-            for d in self.server.loadedDocuments where d.holdsGroupsOfOthers { d.closeOrphanedGroups(firstLoad: false) }
+            for d in self.loaded() where d.holdsGroupsOfOthers { d.closeOrphanedGroups(firstLoad: false) }
         }
     }
 }
