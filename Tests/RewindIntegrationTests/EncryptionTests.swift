@@ -160,6 +160,18 @@ final class EncryptionTests: XCTestCase {
                                      ["--listen", "127.0.0.1:0", "--database", db.conninfo, "--master-key-file", path + ".none"])
         XCTAssertEqual(missing.status, 2)
         XCTAssertTrue(missing.err.contains("no master key file at"), missing.err)
+
+        // The same file handed over by systemd (LoadCredential=: readable by the
+        // service's user only, often through an ACL that shows in the group bits) is used.
+        let credentials = NSTemporaryDirectory() + "rewind-credentials-\(getpid())"
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: credentials) }
+        XCTAssertEqual(rename(path, credentials + "/master.key"), 0)
+        setenv("CREDENTIALS_DIRECTORY", credentials, 1)
+        defer { unsetenv("CREDENTIALS_DIRECTORY") }
+        let server = try ServerProcess(database: db, arguments: ["--master-key-file", credentials + "/master.key"])
+        let t = try Terminal(port: server.port)
+        try t.hello("alice", db)
     }
 
     /// Erasing bob: his connections end, his token fails `hello`, and his
