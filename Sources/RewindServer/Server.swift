@@ -414,18 +414,21 @@ public final class Server {
             leaveDocument(c, d.id)
             c.push(SharedBytes(Message.push("closed", [("doc", .string(d.id)), ("reason", "internal")])))
         }
-        if documents[d.id] === d { documents[d.id] = nil; promptBoard.forget(doc: d.id); store.keys.forget(d.id) }
+        if documents[d.id] === d { unload(d) }
+    }
+
+    /// `d` leaves memory: with it its prompts and its data key.
+    private func unload(_ d: DocumentRuntime) {
+        documents[d.id] = nil
+        promptBoard.forget(doc: d.id)
+        store.keys.forget(d.id)
     }
 
     /// Keeps loaded documents while anyone uses them; past a few hundred
     /// loaded, idle ones are dropped and read from the log again when needed.
     /// `unloadNow`: drop it as soon as it is idle (deleted: its key leaves memory).
     func documentMayBeIdle(_ d: DocumentRuntime, unloadNow: Bool = false) {
-        if d.isIdle && (unloadNow || documents.count > 256) && documents[d.id] === d {
-            documents[d.id] = nil
-            promptBoard.forget(doc: d.id)
-            store.keys.forget(d.id)
-        }
+        if d.isIdle && (unloadNow || documents.count > 256) && documents[d.id] === d { unload(d) }
         if shuttingDown { finishShutdownIfDone() }
     }
 

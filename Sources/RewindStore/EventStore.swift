@@ -405,9 +405,7 @@ public final class EventStore {
         query(.init(DocumentKeys.claimMasterSQL, [keys.master.id])) { [keys] result in
             switch result {
             case let .failure(e): done(e)
-            case let .success(rows):
-                guard let id = rows[0, 0] else { return done(RewindError(.internal, "no master key row")) }
-                done(id == keys.master.id ? nil : DocumentKeys.wrongMaster(path: keys.master.path, have: keys.master.id, database: id))
+            case let .success(rows): done(keys.claimAnswered(rows))
             }
         }
     }

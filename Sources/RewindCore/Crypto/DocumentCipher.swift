@@ -108,10 +108,7 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
 
     /// The ops and inverse JSON text of an event sealed with `sealEntry`.
     public func openEntry(_ stored: String) throws(RewindError) -> (ops: String, inverse: String) {
-        let plain = try openBytes(stored, .entry)
-        guard let nl = plain.firstIndex(of: UInt8(ascii: "\n")) else {
-            throw RewindError(.internal, "sealed entry of \(doc) holds no inverse")
-        }
+        let (plain, nl) = try openEntryBytes(stored)
         return (String(decoding: plain[..<nl], as: UTF8.self), String(decoding: plain[(nl + 1)...], as: UTF8.self))
     }
 

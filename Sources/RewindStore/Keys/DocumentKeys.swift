@@ -101,9 +101,13 @@ public final class DocumentKeys {
 
     /// Claims the database for this master key (on first use), or refuses a key that is not the database's.
     public func claimMaster(_ db: Database) throws(RewindError) {
-        let rows = try db.query(Self.claimMasterSQL, [master.id])
-        guard let id = rows[0, 0] else { throw RewindError(.internal, "no master key row") }
-        guard id == master.id else { throw Self.wrongMaster(path: master.path, have: master.id, database: id) }
+        if let refusal = claimAnswered(try db.query(Self.claimMasterSQL, [master.id])) { throw refusal }
+    }
+
+    /// What the answer to `claimMasterSQL` means: nil when the database's key is ours.
+    func claimAnswered(_ rows: Rows) -> RewindError? {
+        guard let id = rows[0, 0] else { return RewindError(.internal, "no master key row") }
+        return id == master.id ? nil : Self.wrongMaster(path: master.path, have: master.id, database: id)
     }
 
     /// The key of `doc` if it has one, read only (nil: it never had content
