@@ -70,23 +70,19 @@ public struct Event: Sendable, Equatable {
     /// a commit is encoded once for the log and once for every terminal.
     public var wireBytes: [UInt8] {
         var w = JSONWriter(capacity: 256 + stored.plainOps.utf8.count)
-        func key(_ k: StaticString, first: Bool = false) {
-            w.write(raw: first ? [UInt8(ascii: "{")] : [UInt8(ascii: ",")])
-            w.write(raw: Array(UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount)))
-        }
-        key("\"id\":", first: true); w.write(string: id)
-        key("\"version\":"); w.write(.int(version))
-        key("\"time\":"); w.write(string: Timestamp.iso8601(millis: time))
-        key("\"user\":"); w.write(string: userName)
-        key("\"client\":"); w.write(string: client)
-        key("\"kind\":"); w.write(string: kind.rawValue)
-        key("\"group\":"); w.write(string: group)
-        key("\"action\":"); if let action { w.write(string: action) } else { w.write(.null) }
-        key("\"ops\":"); if stored.plainOps.isEmpty { w.write(Op.encodeList(ops)) } else { w.write(raw: Array(stored.plainOps.utf8)) }
-        key("\"tx\":"); w.write(string: tx)
-        if let refers { key("\"refers\":"); w.write(string: refers) }
-        if let scope = meta.scope { key("\"scope\":"); w.write(string: scope.string) }
-        w.write(raw: [UInt8(ascii: "}")])
+        w.write(raw: "{\"id\":"); w.write(string: id)
+        w.write(raw: ",\"version\":"); w.write(int: version)
+        w.write(raw: ",\"time\":"); w.write(timestamp: time)
+        w.write(raw: ",\"user\":"); w.write(string: userName)
+        w.write(raw: ",\"client\":"); w.write(string: client)
+        w.write(raw: ",\"kind\":"); w.write(string: kind.rawValue)
+        w.write(raw: ",\"group\":"); w.write(string: group)
+        w.write(raw: ",\"action\":"); if let action { w.write(string: action) } else { w.write(raw: "null" as StaticString) }
+        w.write(raw: ",\"ops\":"); if stored.plainOps.isEmpty { w.write(Op.encodeList(ops)) } else { w.write(raw: stored.plainOps) }
+        w.write(raw: ",\"tx\":"); w.write(string: tx)
+        if let refers { w.write(raw: ",\"refers\":"); w.write(string: refers) }
+        if let scope = meta.scope { w.write(raw: ",\"scope\":"); w.write(string: scope.string) }
+        w.write(raw: "}" as StaticString)
         return w.bytes
     }
 
@@ -112,6 +108,14 @@ public struct Event: Sendable, Equatable {
 public enum Timestamp {
     /// `2026-11-22T22:54:52.123Z` from milliseconds since 1970 (proleptic Gregorian, UTC).
     public static func iso8601(millis: Int64) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        append(iso8601Millis: millis, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The same text appended to `out` (each event's wire form carries one: no `String` made on the way).
+    public static func append(iso8601Millis millis: Int64, to out: inout [UInt8]) {
         let ms = Int(((millis % 1000) + 1000) % 1000)
         let secs = (millis - Int64(ms)) / 1000
         var days = Int(secs.quotientRoundingDown(86_400))
@@ -126,11 +130,38 @@ public enum Timestamp {
         let d = doy - (153 * mp + 2) / 5 + 1
         let m = mp < 10 ? mp + 3 : mp - 9
         let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        func pad(_ v: Int, _ w: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, w - s.count)) + s
+        func pad(_ v: Int, _ w: Int, then separator: UInt8?) {
+            if v < 0 || v >= 10_000 {
+                // Outside the four-digit years: as many digits as it takes.
+                let s = String(v)
+                out += Array(repeating: UInt8(ascii: "0"), count: max(0, w - s.utf8.count))
+                out += s.utf8
+            } else {
+                for _ in 0..<max(0, w - digitsOf(v)) { out.append(UInt8(ascii: "0")) }
+                var p = 1
+                while p * 10 <= v { p *= 10 }
+                var v = v
+                while p > 0 {
+                    out.append(UInt8(ascii: "0") + UInt8(v / p))
+                    v %= p
+                    p /= 10
+                }
+            }
+            if let separator { out.append(separator) }
         }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(daySecs / 3600, 2)):\(pad(daySecs / 60 % 60, 2)):\(pad(daySecs % 60, 2)).\(pad(ms, 3))Z"
+        pad(y, 4, then: UInt8(ascii: "-"))
+        pad(m, 2, then: UInt8(ascii: "-"))
+        pad(d, 2, then: UInt8(ascii: "T"))
+        pad(daySecs / 3600, 2, then: UInt8(ascii: ":"))
+        pad(daySecs / 60 % 60, 2, then: UInt8(ascii: ":"))
+        pad(daySecs % 60, 2, then: UInt8(ascii: "."))
+        pad(ms, 3, then: UInt8(ascii: "Z"))
+    }
+
+    private static func digitsOf(_ v: Int) -> Int {
+        var n = 1, v = v
+        while v >= 10 { v /= 10; n += 1 }
+        return n
     }
 }
 

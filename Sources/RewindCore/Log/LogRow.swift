@@ -61,24 +61,31 @@ public struct LogRow: Sendable, Equatable {
             LogRow.appendLength(Int64(s.utf8.count), to: &input)
             input += s.utf8
         }
+        // A number as its decimal text would be (what the SQL side hashes), without making the text.
+        func field(_ n: Int64) {
+            JSONWriter.withDecimal(n) { digits in
+                LogRow.appendLength(Int64(digits.count), to: &input)
+                input += digits
+            }
+        }
         field(doc)
-        field(String(seq))
-        field(String(version))
+        field(seq)
+        field(version)
         field(entry)
         field(id)
-        field(String(userID))
+        field(userID)
         field(client)
         field(kind)
         field(group)
         field(action)
         field(tx)
         field(txDigest)
-        field(base.map { String($0) })
+        if let base { field(base) } else { field(nil as String?) }
         field(ops)
         field(inverse)
         field(refers)
         field(meta)
-        field(String(time))
+        field(time)
         return SHA256.hash(input)
     }
 
@@ -99,8 +106,10 @@ extension Event {
 extension Event.StoredText {
     /// The text the log stores for `e` (and hashes): encoded once, when the
     /// event is sealed, and with `cipher` the ops and inverse sealed with the document's key.
-    public init(_ e: Event, cipher: DocumentCipher? = nil) {
-        plainOps = JSONWriter.string(Op.encodeList(e.ops))
+    /// `plainOps`: the ops' JSON text when the caller has it already.
+    public init(_ e: Event, cipher: DocumentCipher? = nil, plainOps known: String? = nil) {
+        let plainOps = known ?? JSONWriter.string(Op.encodeList(e.ops))
+        self.plainOps = plainOps
         let plainInverse = JSONWriter.string(Op.encodeList(e.inverse))
         if let cipher {
             ops = cipher.sealEntry(ops: plainOps, inverse: plainInverse)

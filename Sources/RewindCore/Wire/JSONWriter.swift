@@ -17,7 +17,7 @@ public struct JSONWriter {
         switch v {
         case .null: raw("null")
         case let .bool(b): raw(b ? "true" : "false")
-        case let .int(i): raw(String(i))
+        case let .int(i): write(int: i)
         case let .double(d): writeDouble(d)
         case let .string(s): write(string: s)
         case let .array(a):
@@ -49,10 +49,55 @@ public struct JSONWriter {
 
     /// Bytes already encoded (a prefix built elsewhere, punctuation).
     public mutating func write(raw b: [UInt8]) { bytes.append(contentsOf: b) }
+    /// Text already encoded (JSON built elsewhere).
+    public mutating func write(raw s: String) { bytes.append(contentsOf: s.utf8) }
+    /// A constant piece (a key and its colon, punctuation), copied from where the compiler put it.
+    public mutating func write(raw s: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+
+    /// Milliseconds since 1970 as an ISO 8601 string (`Timestamp.iso8601`).
+    public mutating func write(timestamp millis: Int64) {
+        bytes.append(UInt8(ascii: "\""))
+        Timestamp.append(iso8601Millis: millis, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// An integer in decimal, without making a `String` of it first.
+    public mutating func write(int i: Int64) {
+        Self.withDecimal(i) { bytes.append(contentsOf: $0) }
+    }
+
+    /// `body` sees the decimal digits of `i` (with a "-" if negative), as `String(i)` would hold them.
+    public static func withDecimal<R>(_ i: Int64, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 20 digits and a sign at most, written from the end
+        return withUnsafeMutableBytes(of: &digits) { buf in
+            var at = buf.count
+            var m = i.magnitude
+            repeat {
+                at -= 1
+                buf[at] = UInt8(ascii: "0") + UInt8(m % 10)
+                m /= 10
+            } while m > 0
+            if i < 0 { at -= 1; buf[at] = UInt8(ascii: "-") }
+            return body(UnsafeRawBufferPointer(rebasing: buf[at...]))
+        }
+    }
 
     public mutating func write(string s: String) {
         bytes.append(UInt8(ascii: "\""))
-        for c in s.utf8 {
+        // Most strings need no escape: copied at once after one scan.
+        let done = s.utf8.withContiguousStorageIfAvailable { u -> Bool in
+            for c in u where c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { return false }
+            bytes.append(contentsOf: u)
+            return true
+        } ?? false
+        if !done { writeEscaped(s.utf8) }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscaped(_ utf8: String.UTF8View) {
+        for c in utf8 {
             switch c {
             case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(c)
             case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(c)
@@ -67,6 +112,5 @@ public struct JSONWriter {
             default: bytes.append(c)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 }

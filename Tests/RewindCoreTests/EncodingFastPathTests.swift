@@ -1,0 +1,126 @@
+import Foundation
+import XCTest
+@testable import RewindCore
+
+/// The commit path's encoders write bytes straight (issue 25's instruction
+/// count): each must give exactly the text the general way gives, since that
+/// text is hashed into the chain, fingerprinted, and read by clients.
+final class EncodingFastPathTests: XCTestCase {
+    func testIntegersAreWrittenAsTheirDecimalText() {
+        var rng = SeededRandom(seed: 25)
+        var values: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, Int64.max, Int64.min, Int64.max - 1, Int64.min + 1]
+        for _ in 0..<5_000 {
+            let bits = Int.random(in: 0...62, using: &rng)
+            values.append(Int64.random(in: -(1 << bits)...(1 << bits) - 1, using: &rng))
+        }
+        for v in values {
+            var w = JSONWriter()
+            w.write(int: v)
+            XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), String(v))
+            XCTAssertEqual(JSONWriter.string(.int(v)), String(v))
+            XCTAssertEqual(JSONWriter.withDecimal(v) { Array($0) }, Array(String(v).utf8))
+        }
+    }
+
+    func testStringsNeedingEscapesAndThoseNotEncodeAsBefore() throws {
+        var rng = SeededRandom(seed: 2025)
+        let pieces = ["a", "Z", " ", "\"", "\\", "\n", "\r", "\t", "\u{1}", "\u{1f}", "é", "中", "😀", "/", "\u{7f}", "0123456789abcdef"]
+        for n in 0..<3_000 {
+            let s = (0..<Int.random(in: 0...(n % 40), using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+            var w = JSONWriter()
+            w.write(string: s)
+            XCTAssertEqual(w.bytes, Self.escapedOneByteAtATime(s), "\(s.debugDescription)")
+            XCTAssertEqual(try JSONParser.parse(w.bytes), .string(s))
+        }
+    }
+
+    /// The writer as it was before the one-scan fast path.
+    static func escapedOneByteAtATime(_ s: String) -> [UInt8] {
+        var out: [UInt8] = [0x22]
+        for c in s.utf8 {
+            switch c {
+            case 0x22, 0x5C: out += [0x5C, c]
+            case 0x0A: out += Array("\\n".utf8)
+            case 0x0D: out += Array("\\r".utf8)
+            case 0x09: out += Array("\\t".utf8)
+            case 0..<0x20: out += Array(String(format: "\\u%04x", c).utf8)
+            default: out.append(c)
+            }
+        }
+        return out + [0x22]
+    }
+
+    func testTimestampsAgreeWithFoundationAcrossTheYears() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        var rng = SeededRandom(seed: 8601)
+        // 1600 to 9999 (Foundation turns Julian before 1582; ours is proleptic
+        // Gregorian throughout), and the edges of days, years and the epoch.
+        var millis: [Int64] = [0, -1, 1, 999, 1000, 86_399_999, 86_400_000, -86_400_000, 253_402_300_799_999, 951_782_400_000]
+        for _ in 0..<3_000 { millis.append(Int64.random(in: -11_676_096_000_000...253_402_300_799_999, using: &rng)) }
+        for m in millis {
+            let expected = formatter.string(from: Date(timeIntervalSince1970: Double(m) / 1000))
+            XCTAssertEqual(Timestamp.iso8601(millis: m), expected, "\(m)")
+            var w = JSONWriter()
+            w.write(timestamp: m)
+            XCTAssertEqual(w.bytes, Array("\"\(expected)\"".utf8))
+        }
+    }
+
+    func testYearsPastFourDigitsStillFormat() {
+        XCTAssertEqual(Timestamp.iso8601(millis: -62_135_596_800_000), "0001-01-01T00:00:00.000Z")  // proleptic Gregorian
+        // Beyond year 9999 the year takes the digits it needs (no clock gives these; they must not trap).
+        XCTAssertEqual(Timestamp.iso8601(millis: 253_402_300_800_000), "10000-01-01T00:00:00.000Z")
+        XCTAssertTrue(Timestamp.iso8601(millis: -62_167_219_200_001).hasSuffix("12-31T23:59:59.999Z"))
+    }
+
+    func testASCIICheckSeesAHighByteAtAnyOffset() {
+        for length in 0..<40 {
+            let ascii = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+            XCTAssertTrue(ascii.withUnsafeBufferPointer { UTF8Text.isASCII($0) })
+            for at in 0..<length {
+                var b = ascii
+                b[at] = 0xC3
+                XCTAssertFalse(b.withUnsafeBufferPointer { UTF8Text.isASCII($0) }, "length \(length), at \(at)")
+                XCTAssertFalse(b.withUnsafeBufferPointer { UTF8Text.isValid($0) }, "a lone lead byte is not UTF-8")
+            }
+        }
+        let valid = Array("abcdefgh é 中 😀".utf8)
+        XCTAssertTrue(valid.withUnsafeBufferPointer { UTF8Text.isValid($0) })
+    }
+
+    func testInvalidUTF8InsideAStringIsStillRefused() {
+        for bad: [UInt8] in [[0xFF], [0xC3], [0xE4, 0xB8], [0xED, 0xA0, 0x80], [0xC0, 0xAF]] {
+            let text = Array("{\"k\":\"ab".utf8) + bad + Array("cd\"}".utf8)
+            XCTAssertThrowsError(try JSONParser.parse(text)) { XCTAssertEqual(($0 as? JSONParser.Failure)?.kind, .syntax) }
+            guard case let .failure(f) = Request.decode(text, maxDepth: 8) else { return XCTFail("decoded invalid UTF-8") }
+            XCTAssertEqual(f.error.code, .badFrame)
+        }
+    }
+
+    func testFingerprintInputIsTheCanonicalObjectOfOpsAndAction() {
+        var gen = OpGenerator(seed: 77)
+        for n in 0..<500 {
+            let ops: [Op] = (0..<(n % 4)).map { _ in .set("root", key: "k\(Int.random(in: 0..<5, using: &gen.rng))", value: gen.value()) }
+            let action: String? = n % 3 == 0 ? nil : "Act \"\(n)\"\n"
+            let s = DocumentLedger.Submission(tx: "t\(n)", base: 0, ops: ops, action: action, userID: 1, userName: "u",
+                                              client: "c", eventID: "e\(n)", time: 0)
+            // What every fingerprint in the log so far was computed over.
+            let general = JSONWriter.encode(.obj([("ops", Op.encodeList(ops)), ("action", action.map { .string($0) })]))
+            XCTAssertEqual(s.digestInput, general)
+        }
+    }
+
+    func testNoncesAreNeverRepeated() throws {
+        let cipher = DocumentCipher(doc: "d", keyID: "k1", key: [UInt8](repeating: 7, count: 32))
+        var seen = Set<String>()
+        // More than one refill of the pool (4 KiB holds 341 nonces).
+        for i in 0..<2_000 {
+            let sealed = cipher.seal("same text", .entry)
+            let bytes = Base64.decode(String(sealed.split(separator: ":", maxSplits: 1)[1]))!
+            XCTAssertTrue(seen.insert(Hex.string(Array(bytes.prefix(12)))).inserted, "nonce repeated at seal \(i)")
+            XCTAssertEqual(try cipher.open(sealed, .entry), "same text")
+        }
+    }
+}
