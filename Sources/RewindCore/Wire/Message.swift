@@ -16,7 +16,7 @@ public struct Request: Sendable {
     /// Decodes one frame. A failure carries the `id` when it could be read, so
     /// the error can still be addressed to the request (`re`).
     public static func decode(_ line: [UInt8], maxDepth: Int) -> Result<Request, DecodeFailure> {
-        guard line.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) != nil else {
+        guard line.withUnsafeBufferPointer({ UTF8Text.isValid($0) }) else {
             return .failure(DecodeFailure(error: RewindError(.badFrame, "not valid UTF-8"), id: scanID(line)))
         }
         let value: JSON
