@@ -65,8 +65,19 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
 
     public func seal(_ plain: String, _ field: Field) -> String {
         var plain = plain
-        let sealed = plain.withUTF8 { AESGCM.seal(UnsafeRawBufferPointer($0), key: key, aad: aad(field)) }
-        return "~" + keyID + ":" + Base64.encode(sealed)
+        return plain.withUTF8 { seal(UnsafeRawBufferPointer($0), field) }
+    }
+
+    /// `~<key id>:<base64>`, written into the string at once (no pieces joined).
+    private func seal(_ plain: UnsafeRawBufferPointer, _ field: Field) -> String {
+        let sealed = AESGCM.seal(plain, key: key, aad: aad(field))
+        let prefix = keyID.utf8.count + 2
+        return String(unsafeUninitializedCapacity: prefix + Base64.encodedCount(sealed.count)) { out in
+            out[0] = UInt8(ascii: "~")
+            _ = UnsafeMutableBufferPointer(rebasing: out[1...]).initialize(fromContentsOf: keyID.utf8)
+            out[prefix - 1] = UInt8(ascii: ":")
+            return prefix + Base64.encode(sealed, into: UnsafeMutableBufferPointer(rebasing: out[prefix...]))
+        }
     }
 
     public func open(_ stored: String, _ field: Field) throws(RewindError) -> String {
@@ -74,7 +85,14 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
     }
 
     /// An event's ops and inverse (JSON text each), sealed as one.
-    public func sealEntry(ops: String, inverse: String) -> String { seal(ops + "\n" + inverse, .entry) }
+    public func sealEntry(ops: String, inverse: String) -> String {
+        var plain: [UInt8] = []
+        plain.reserveCapacity(ops.utf8.count + 1 + inverse.utf8.count)
+        plain += ops.utf8
+        plain.append(0x0A)
+        plain += inverse.utf8
+        return plain.withUnsafeBytes { seal($0, .entry) }
+    }
 
     /// An event's stored `ops` and `inverse` columns for plain ones (sealed ones stay as they are).
     public func sealed(ops: String, inverse: String) -> (ops: String, inverse: String) {
@@ -146,7 +164,10 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
     /// server's time, perf); it is only ever compared for equality, so
     /// length extension is no concern.
     public func fingerprint(_ bytes: [UInt8]) -> String {
-        Hex.string(Array(SHA256.hash(fingerprintKey + bytes).prefix(8)))
+        var h = SHA256()
+        h.update(fingerprintKey)
+        h.update(bytes)
+        return Hex.string(Array(h.finish().prefix(8)))
     }
 
     private func aad(_ field: Field) -> [UInt8] { field == .entry ? entryAAD : snapshotAAD }

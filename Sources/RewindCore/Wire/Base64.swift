@@ -13,24 +13,30 @@ public enum Base64 {
     }()
 
     public static func encode(_ bytes: [UInt8]) -> String {
-        let n = (bytes.count + 2) / 3 * 4
-        return String(unsafeUninitializedCapacity: n) { out in
-            bytes.withUnsafeBufferPointer { b in
-                alphabet.withUnsafeBufferPointer { a in
-                    var i = 0, o = 0
-                    while i < b.count {
-                        let k = min(3, b.count - i)
-                        let v = UInt32(b[i]) << 16 | (k > 1 ? UInt32(b[i + 1]) << 8 : 0) | (k > 2 ? UInt32(b[i + 2]) : 0)
-                        out[o] = a[Int(v >> 18 & 63)]
-                        out[o + 1] = a[Int(v >> 12 & 63)]
-                        out[o + 2] = k > 1 ? a[Int(v >> 6 & 63)] : UInt8(ascii: "=")
-                        out[o + 3] = k > 2 ? a[Int(v & 63)] : UInt8(ascii: "=")
-                        i += 3
-                        o += 4
-                    }
+        String(unsafeUninitializedCapacity: encodedCount(bytes.count)) { encode(bytes, into: $0) }
+    }
+
+    /// Characters `encode` makes of `count` bytes.
+    public static func encodedCount(_ count: Int) -> Int { (count + 2) / 3 * 4 }
+
+    /// Writes the text of `bytes` at the start of `out` (at least `encodedCount` long); returns its length.
+    @discardableResult
+    public static func encode(_ bytes: [UInt8], into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        bytes.withUnsafeBufferPointer { b in
+            alphabet.withUnsafeBufferPointer { a in
+                var i = 0, o = 0
+                while i < b.count {
+                    let k = min(3, b.count - i)
+                    let v = UInt32(b[i]) << 16 | (k > 1 ? UInt32(b[i + 1]) << 8 : 0) | (k > 2 ? UInt32(b[i + 2]) : 0)
+                    out[o] = a[Int(v >> 18 & 63)]
+                    out[o + 1] = a[Int(v >> 12 & 63)]
+                    out[o + 2] = k > 1 ? a[Int(v >> 6 & 63)] : UInt8(ascii: "=")
+                    out[o + 3] = k > 2 ? a[Int(v & 63)] : UInt8(ascii: "=")
+                    i += 3
+                    o += 4
                 }
+                return o
             }
-            return n
         }
     }
 
