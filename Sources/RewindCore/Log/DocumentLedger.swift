@@ -84,8 +84,19 @@ public struct DocumentLedger: Sendable {
         public var digest: String { Fingerprint.hex(digestInput) }
 
         /// What the fingerprint covers: the ops and the action.
-        public var digestInput: [UInt8] {
-            JSONWriter.encode(.obj([("ops", Op.encodeList(ops)), ("action", action.map { .string($0) })]))
+        public var digestInput: [UInt8] { Self.digestInput(opsJSON: JSONWriter.encode(Op.encodeList(ops)), action: action) }
+
+        /// `{"ops":…,"action":…}` around the ops already encoded (an append encodes them once, for this and the log).
+        static func digestInput(opsJSON: [UInt8], action: String?) -> [UInt8] {
+            var w = JSONWriter(capacity: opsJSON.count + 32 + (action?.utf8.count ?? 0))
+            w.write(raw: "{\"ops\":" as StaticString)
+            w.write(raw: opsJSON)
+            if let action {
+                w.write(raw: ",\"action\":" as StaticString)
+                w.write(string: action)
+            }
+            w.write(raw: "}" as StaticString)
+            return w.bytes
         }
     }
 
@@ -148,7 +159,9 @@ public struct DocumentLedger: Sendable {
 
     /// Rebases `s` onto the head, applies it atomically and returns the event to append.
     public mutating func append(_ s: Submission) throws(RewindError) -> AppendResult {
-        let digest = fingerprint(s)
+        let opsJSON = JSONWriter.encode(Op.encodeList(s.ops))
+        let digestInput = Submission.digestInput(opsJSON: opsJSON, action: s.action)
+        let digest = cipher?.fingerprint(digestInput) ?? Fingerprint.hex(digestInput)
         if let seen = transaction(user: s.userID, tx: s.tx) {
             guard seen.digest == digest else {
                 throw .conflict("transaction \"\(s.tx)\" was already used with different content",
@@ -165,7 +178,13 @@ public struct DocumentLedger: Sendable {
         }
         try checkAtBase(s.ops, selection: s.checksSelection ? s.selection : nil, base: s.base)
         var ops = s.ops
-        let concurrent = s.base < version ? recent[Int(s.base + 1 - recentStart)...].flatMap { $0 } : []
+        // Only text ops move under concurrent edits (ops and the selection): the
+        // others of the events since the base are not gathered (on a busy
+        // document, copying them all cost more than the rest of the append).
+        var concurrent: [Op] = []
+        if s.base < version && (s.selection != nil || s.ops.contains(where: \.isText)) {
+            for ops in recent[Int(s.base + 1 - recentStart)...] { for op in ops where op.isText { concurrent.append(op) } }
+        }
         if !concurrent.isEmpty { ops = TextTransform.rebase(ops, through: concurrent) }
         let selection = try placeSelection(s, through: concurrent)
         // A restore is the document's, not a text view's: its group is on the document-level stack.
@@ -184,7 +203,8 @@ public struct DocumentLedger: Sendable {
                           base: s.base, ops: applied.ops, inverse: applied.inverse, refers: nil, time: s.time, meta: meta)
         record(event)
         var sealed = event
-        seal(&sealed)
+        // Applying seldom changes the ops (only a rebase does): then their text is the one already made.
+        seal(&sealed, plainOps: applied.ops == s.ops ? String(decoding: opsJSON, as: UTF8.self) : nil)
         return .appended(sealed)
     }
 
@@ -289,9 +309,9 @@ public struct DocumentLedger: Sendable {
     }
 
     /// Gives an entry just recorded its position, stored text and hash, and makes it the head.
-    mutating func seal(_ e: inout Event) {
+    mutating func seal(_ e: inout Event, plainOps: String? = nil) {
         e.seq = seq
-        e.stored = Event.StoredText(e, cipher: cipher)
+        e.stored = Event.StoredText(e, cipher: cipher, plainOps: plainOps)
         e.hash = e.row.chained(after: headHash)
         headHash = e.hash
     }

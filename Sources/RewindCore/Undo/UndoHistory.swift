@@ -145,8 +145,21 @@ public struct UndoHistory: Sendable {
     /// inverse touch, and a revert also what the events it reverted touched:
     /// so an edit and the undo that cancels it always show up together.
     mutating func index(_ entry: Logged) {
-        var nodes = Set<Key>()
-        func add(_ l: Logged) { for op in l.ops + l.inverse { nodes.formUnion(Self.touched(by: op)) } }
+        // A handful of nodes an event, most often one: a list searched beats a set hashed.
+        var nodes: [Key] = []
+        func add(_ op: Op) {
+            switch op {
+            case .create: for k in Self.touched(by: op) where !nodes.contains(k) { nodes.append(k) }
+            case let .move(n, parent, _):
+                if !nodes.contains(n) { nodes.append(n) }
+                if !nodes.contains(parent) { nodes.append(parent) }
+            default: if !nodes.contains(op.node) { nodes.append(op.node) }
+            }
+        }
+        func add(_ l: Logged) {
+            for op in l.ops { add(op) }
+            for op in l.inverse { add(op) }
+        }
         add(entry)
         for v in entry.reverted { if let l = logged(v) { add(l) } }
         for k in nodes { touches[k, default: []].append(entry.version) }
