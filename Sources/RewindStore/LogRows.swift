@@ -229,6 +229,7 @@ enum LogRows {
         var ops = BinaryArray(.text, capacity: n * 64), inverse = BinaryArray(.text, capacity: n * 64), refers = BinaryArray(.text)
         var meta = BinaryArray(.text), time = BinaryArray(.int8), hash = BinaryArray(.bytea, capacity: n * 36)
         var check = [UInt8]()
+        check.reserveCapacity(n * 5)
         var checkCount = 0
         for c in claims {
             guard let last = c.rows.last else { continue }
@@ -244,7 +245,8 @@ enum LogRows {
                 grp.append(r.group); action.append(r.action); tx.append(r.tx); digest.append(r.txDigest)
                 base.append(r.base); ops.append(r.ops); inverse.append(r.inverse); refers.append(r.refers)
                 meta.append(r.meta); time.append(r.time); hash.append(bytes: r.hash)
-                check += [0, 0, 0, 1, c.checkDuplicates ? 1 : 0]
+                check.append(contentsOf: [0, 0, 0, 1] as [UInt8])
+                check.append(c.checkDuplicates ? 1 : 0)
                 checkCount += 1
             }
         }

@@ -34,8 +34,7 @@ struct BinaryArray {
         guard let v else { return appendNull() }
         precondition(type == .int8)
         put32(8)
-        let u = UInt64(bitPattern: v)
-        for k in (0..<8).reversed() { items.append(UInt8(truncatingIfNeeded: u >> (UInt64(k) * 8))) }
+        withUnsafeBytes(of: v.bigEndian) { items.append(contentsOf: $0) }
         count += 1
     }
 
@@ -48,9 +47,11 @@ struct BinaryArray {
 
     /// A uuid in its text form (`8-4-4-4-12` hex digits) as its 16 bytes.
     mutating func append(uuid: String) {
-        var out: [UInt8] = []
-        out.reserveCapacity(16)
+        precondition(type == .uuid)
+        let at = items.count
+        put32(16)
         var hi: UInt8?
+        var n = 0
         for c in uuid.utf8 {
             let v: UInt8
             switch c {
@@ -59,9 +60,11 @@ struct BinaryArray {
             case 65...70: v = c - 55
             default: continue
             }
-            if let h = hi { out.append(h << 4 | v); hi = nil } else { hi = v }
+            if let h = hi { items.append(h << 4 | v); hi = nil; n += 1 } else { hi = v }
         }
-        append(bytes: out)
+        // Not a uuid: its bytes as they are, for PostgreSQL to refuse with a clear error.
+        if n != 16 { withUnsafeBytes(of: Int32(n).bigEndian) { for k in 0..<4 { items[at + k] = $0[k] } } }
+        count += 1
     }
 
     private mutating func appendNull() {
@@ -71,8 +74,7 @@ struct BinaryArray {
     }
 
     private mutating func put32(_ v: Int32) {
-        let u = UInt32(bitPattern: v)
-        items += [UInt8(u >> 24), UInt8(truncatingIfNeeded: u >> 16), UInt8(truncatingIfNeeded: u >> 8), UInt8(truncatingIfNeeded: u)]
+        withUnsafeBytes(of: v.bigEndian) { items.append(contentsOf: $0) }
     }
 
     var bytes: [UInt8] {
