@@ -64,6 +64,8 @@ public final class Server {
     var promptAnswers: [String: PromptAnswer] = [:]
     /// Documents with presence moved by edits this loop turn (`FocusHandlers.swift`).
     var presenceMovedDocs: [DocumentRuntime] = []
+    /// Users whose prompt state edits of this loop turn may have changed, by document (`Prompts/PromptState.swift`).
+    var promptStatesToCheck: [ObjectIdentifier: (doc: DocumentRuntime, users: Set<Int64>)] = [:]
     /// The actions of the responder chain and who handles them (`EditingActions`, core; carried out in `Chain/BuiltInActions.swift`).
     let actions = EditingActions.table()
     /// `--metrics`: what is counted (nil without it: nothing is) and the HTTP endpoint serving it.
@@ -338,6 +340,7 @@ public final class Server {
         repeat {
             closeMarked()
             flushMovedPresence()
+            checkPromptStates()
             closeMarked()
             let list = dirty
             dirty = []
@@ -400,7 +403,7 @@ public final class Server {
         case .halted: documentHalted(d)
         case let .promptStateMayHaveChanged(user): promptStateMayHaveChanged(d, user: user)
         case let .committed(event):
-            promptStateMayHaveChanged(d, user: event.userID)
+            promptStateMayHaveChangedThisTurn(d, user: event.userID)
             presenceAfter(d, event)
         case .firstLoaded: cluster.ask(d)
         }
