@@ -95,6 +95,7 @@ public final class Server {
         guard let masterKey = config.masterKey else { preconditionFailure("ServerConfig.masterKey is required (--master-key-file)") }
         store = EventStore(loop: loop, conninfo: config.conninfo, writers: config.writers, timeouts: config.databaseTimeouts,
                            masterKey: masterKey, logger: logger)
+        store.maxBatchesInFlight = config.batchesInFlight
         // An instance id for liveness and groups (`Notifications`): random, positive.
         let instance = Int32.random(in: 1...Int32.max)
         notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access", "rewind_log", "rewind_presence", "rewind_editors"],

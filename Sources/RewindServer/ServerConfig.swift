@@ -86,6 +86,8 @@ public struct ServerConfig: Sendable {
 
     /// Writer connections to PostgreSQL, each owning a share of the documents.
     public var writers = 2
+    /// Batches in flight per writer connection (`EventStore.maxBatchesInFlight`).
+    public var batchesInFlight = 2
     /// How long to wait for PostgreSQL (connecting, answering, statements).
     public var databaseTimeouts = PipelineConnection.Timeouts()
 

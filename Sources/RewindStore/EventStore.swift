@@ -11,10 +11,20 @@ import RewindLoop
 /// together just before the loop sleeps, as one statement (`LogRows.append`:
 /// the rows of all its documents as arrays, each document's head claimed
 /// with a compare-and-set) in one transaction: one round trip and one commit
-/// for all of them. At most one batch is in flight per writer; while its
-/// commit runs the next one grows, so commits per second stay bounded by
-/// fsync while transactions per second grow with load. A document whose head
-/// moved (another instance wrote first) affects only its own entries.
+/// for all of them. Up to `maxBatchesInFlight` batches are in flight per
+/// writer, pipelined on its connection: PostgreSQL starts the next as soon as
+/// the previous has committed, instead of after its answer has come back and
+/// the next has been sent (a busy document, whose terminals wait for their
+/// acks, was bound by that round trip). A batch is sent while another is in
+/// flight only when it holds entries of a document that one holds too: for
+/// documents of their own, more and smaller batches cost PostgreSQL more than
+/// the wait saves (commit benchmark: −7 % at 50 terminals, −11 % at 500).
+/// Each batch of a document claims the
+/// head the batch before it leaves, so if one does not commit, the ones
+/// behind it cannot either. While batches are in flight the next one grows,
+/// so commits per second stay bounded by fsync while transactions per second
+/// grow with load. A document whose head moved (another instance wrote
+/// first) affects only its own entries.
 ///
 /// **Reads** (catch-up, heads, accounts, roles) use a connection of their own,
 /// so they never wait behind a commit.
@@ -43,7 +53,11 @@ public final class EventStore {
     final class Writer {
         let connection: PipelineConnection
         var queued: [PendingAppend] = []
-        var batchInFlight = false
+        var batchesInFlight = 0
+        /// Documents with entries in a batch in flight, and in how many.
+        var docsInFlight: [String: Int] = [:]
+        /// Something queued follows entries of its document that are in flight.
+        var queuedBehindInFlight = false
         init(_ c: PipelineConnection) { connection = c }
     }
 
@@ -54,6 +68,8 @@ public final class EventStore {
     private var beforeSleep: BeforeSleep?
     /// Entries per batch statement at most.
     public var maxBatch = 2_000
+    /// Batches sent and not yet answered, per writer, at most.
+    public var maxBatchesInFlight = 2
     /// The data keys of loaded documents, and the master key that unwraps them.
     public let keys: DocumentKeys
 
@@ -144,7 +160,10 @@ public final class EventStore {
     }
 
     /// Appends still waiting for their commit.
-    public var appendsOutstanding: Int { writers.reduce(0) { $0 + $1.queued.count + ($1.batchInFlight ? 1 : 0) } }
+    /// Batches sent and not yet answered, over all writers.
+    public var batchesInFlight: Int { writers.reduce(0) { $0 + $1.batchesInFlight } }
+
+    public var appendsOutstanding: Int { writers.reduce(0) { $0 + $1.queued.count + $1.batchesInFlight } }
 
     private func writer(for doc: String) -> Writer {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -166,20 +185,30 @@ public final class EventStore {
             done(.failed(.storage("not connected to PostgreSQL")))
             return
         }
+        if !w.queuedBehindInFlight && w.batchesInFlight > 0 && w.docsInFlight[row.doc] != nil { w.queuedBehindInFlight = true }
         w.queued.append(PendingAppend(row: row, after: after, checkDuplicates: checkDuplicates, done: done))
     }
 
     private func sendBatch(_ w: Writer) {
-        guard !w.batchInFlight, !w.queued.isEmpty else { return }
+        guard !w.queued.isEmpty,
+              w.batchesInFlight == 0 || (w.batchesInFlight < maxBatchesInFlight && w.queuedBehindInFlight) else { return }
         let batch = Array(w.queued.prefix(maxBatch))
         w.queued.removeFirst(batch.count)
-        w.batchInFlight = true
+        if w.queued.isEmpty { w.queuedBehindInFlight = false }
+        w.batchesInFlight += 1
         let claims = Self.claims(batch)
+        for c in claims { w.docsInFlight[c.doc, default: 0] += 1 }
+        func answered() {
+            w.batchesInFlight -= 1
+            for c in claims {
+                if let n = w.docsInFlight[c.doc], n > 1 { w.docsInFlight[c.doc] = n - 1 } else { w.docsInFlight[c.doc] = nil }
+            }
+        }
         let sentAt = monotonicNanos()
         w.connection.send([LogRows.append(claims)]) { [unowned self] result in
             switch result {
             case let .failure(e):
-                w.batchInFlight = false
+                answered()
                 for p in batch { p.done(.failed(e)) }
             case let .success(outcomes):
                 self.onBatchAnswered(batch.count, monotonicNanos() - sentAt)
@@ -188,9 +217,9 @@ public final class EventStore {
                     // foresee): retry each document on its own, so the others commit.
                     self.logger.warning("append batch refused; retrying its \(claims.count) documents one by one",
                                         metadata: ["error": "\(outcomes.first.map { "\($0)" } ?? "none")"])
-                    return self.retrySplit(w, batch)
+                    return self.retrySplit(w, batch, then: answered)
                 }
-                w.batchInFlight = false
+                answered()
                 Self.answer(batch, LogRows.outcome(rows))
             }
         }
@@ -235,7 +264,7 @@ public final class EventStore {
     }
 
     /// One unit (one transaction) per document, all sent at once.
-    private func retrySplit(_ w: Writer, _ batch: [PendingAppend]) {
+    private func retrySplit(_ w: Writer, _ batch: [PendingAppend], then answered: @escaping () -> Void) {
         var byDoc: [String: [PendingAppend]] = [:]
         var order: [String] = []
         for p in batch {
@@ -258,7 +287,7 @@ public final class EventStore {
                     }
                 }
                 left -= 1
-                if left == 0 { w.batchInFlight = false }
+                if left == 0 { answered() }
             }
         }
     }

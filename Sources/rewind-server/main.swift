@@ -77,6 +77,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Writer connections to PostgreSQL; each owns a share of the documents and commits their batches.")
     var writers: Int = defaults.writers
 
+    @Option(help: "Batches each writer connection has sent and not yet had answered, at most: PostgreSQL starts the next as soon as one commits (1: wait for each answer).")
+    var batchesInFlight: Int = defaults.batchesInFlight
+
     @Option(help: "Seconds to wait for PostgreSQL: to connect, to answer (then the connection is made again and requests fail unavailable meanwhile); statements are cancelled after the same time.")
     var dbTimeout: Int = Int(defaults.databaseTimeouts.statementMs / 1000)
 
@@ -108,6 +111,7 @@ struct RewindServerCommand: ParsableCommand {
         guard presenceMoves == "push" || presenceMoves == "quiet" else { throw ValidationError("--presence-moves must be push or quiet") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard (1...64).contains(writers) else { throw ValidationError("--writers must be 1 to 64") }
+        guard (1...16).contains(batchesInFlight) else { throw ValidationError("--batches-in-flight must be 1 to 16") }
         guard dbTimeout > 0 else { throw ValidationError("--db-timeout must be positive") }
         guard idleTimeout > 0, handshakeTimeout > 0, maxPartialBytes > 0, maxOutputBytes > 0, maxConnections > 0, slowTimeout > 0, maxConnectionsPerUser > 0,
               maxHandshakesPerAddress > 0, requestsPerSecond > 0 else { throw ValidationError("limits must be positive") }
@@ -145,6 +149,7 @@ struct RewindServerCommand: ParsableCommand {
             throw ExitCode(2)
         }
         config.writers = writers
+        config.batchesInFlight = batchesInFlight
         config.metricsAddress = metrics.flatMap(Self.splitAddress)
         config.databaseTimeouts.connectMs = UInt64(dbTimeout) * 1000
         config.databaseTimeouts.statementMs = UInt64(dbTimeout) * 1000

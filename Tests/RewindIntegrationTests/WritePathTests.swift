@@ -119,6 +119,87 @@ final class WritePathTests: XCTestCase {
         XCTAssertEqual(try db.db.query("SELECT seq FROM documents WHERE id = 'x'").values, [["1"]])
     }
 
+    /// Batches of one document pipelined on a writer (issue 25): the second
+    /// is sent while the first is in flight, each claims the head the one
+    /// before leaves, and when the first is refused (another writer got
+    /// there first) nothing of the second is acknowledged or stored.
+    func testAPipelinedBatchBehindARefusedOneIsNeverAcknowledged() throws {
+        let db = try TestDatabase()
+        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
+        try db.db.query("INSERT INTO documents (id, owner) VALUES ('x', $1)", [String(user)])
+        let winner = try entries("x", user: user, count: 1, tag: "winner")
+        let stale = try entries("x", user: user, count: 3, tag: "stale")  // computed on the same empty x
+
+        let loop = EventLoop()
+        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, masterKey: TestDatabase.masterKey, logger: Logger(label: "test"))
+        store.maxBatchesInFlight = 2
+        let run = PipelinedRun(loop: loop, store: store, stale: stale)
+        store.onReady = { [run] in
+            guard run.phase == 0 else { return }
+            run.phase = 1
+            store.append(winner[0], doc: "x", after: [], checkDuplicates: false) { [run] _ in run.winnerCommitted() }
+        }
+        store.start()
+        loop.run()
+        XCTAssertEqual(run.inFlightWhenQueued, 1)
+        XCTAssertEqual(run.inFlightAtAnswers, [1, 2, 1], "the winner alone, then the second stale batch sent behind the first, before its answer")
+        XCTAssertEqual(run.outcomes.count, 3)
+        for (i, o) in run.outcomes.enumerated() {
+            guard case .clash = o else { return XCTFail("stale entry \(i + 1) must not be acknowledged, got \(o)") }
+        }
+        XCTAssertEqual(try db.db.query("SELECT tx FROM log WHERE doc = 'x'").values, [["winner0"]])
+        XCTAssertEqual(try db.db.query("SELECT seq FROM documents WHERE id = 'x'").values, [["1"]])
+    }
+
+    /// The steps of `testAPipelinedBatchBehindARefusedOneIsNeverAcknowledged`, on one loop.
+    private final class PipelinedRun {
+        let store: EventStore
+        let stale: [LogEntry]
+        var phase = 0
+        var outcomes: [EventStore.AppendOutcome] = []
+        var inFlightWhenQueued = -1
+        /// Batches in flight when each batch's answer came (itself included).
+        var inFlightAtAnswers: [Int] = []
+        var turns = 0
+        var everyTurn: EveryTurn?
+
+        init(loop: EventLoop, store: EventStore, stale: [LogEntry]) {
+            self.store = store
+            self.stale = stale
+            store.onBatchAnswered = { [unowned self] _, _ in self.inFlightAtAnswers.append(self.store.batchesInFlight) }
+            everyTurn = EveryTurn(loop: loop) { [unowned self] in self.turn() }
+        }
+
+        /// The winner committed: the first stale entry goes out just before
+        /// the loop next sleeps; the others are queued on the turn after,
+        /// behind it (an idle handle runs early in each turn, and keeps the
+        /// loop from waiting for an answer meanwhile).
+        func winnerCommitted() {
+            appendStale(0)
+            everyTurn?.start()
+        }
+
+        private func turn() {
+            turns += 1
+            guard turns == 2 else { return }  // the first: before it was sent
+            everyTurn?.stop()
+            inFlightWhenQueued = store.batchesInFlight
+            appendStale(1)
+            appendStale(2)
+        }
+
+        func appendStale(_ i: Int) {
+            let prev = i == 0 ? [] : stale[i - 1].hash
+            store.append(stale[i], doc: "x", after: prev, checkDuplicates: false) { [unowned self] o in
+                self.outcomes.append(o)
+                if self.outcomes.count == self.stale.count {
+                    self.everyTurn?.close()
+                    self.store.stop()
+                }
+            }
+        }
+    }
+
     /// A row changed by a superuser (triggers off) is named by `verify`, and
     /// the server refuses to serve the document rather than build on it.
     /// Re-sealing every later hash fools a check of the chain alone, not one
