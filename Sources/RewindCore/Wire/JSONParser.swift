@@ -75,7 +75,6 @@ public struct JSONParser {
         if depth > maxDepth { throw fail(.tooDeep, "nesting deeper than \(maxDepth)") }
         i += 1
         var members: [(key: String, value: JSON)] = []
-        members.reserveCapacity(8)  // one allocation for a request or an op, not four as it grows
         // Objects on the wire have a handful of members: comparing each new key
         // with the ones before is cheaper than hashing; big ones switch to a set.
         var seen: Set<Key>?
