@@ -4,7 +4,7 @@
  * own), timed on one clock. Prints `key value` lines; errors go to stderr.
  *
  *   commit --port P --tokens FILE [--clients N] [--docs D] [--seconds S]
- *          [--warmup S] [--pg-postmaster PID] [--shared]
+ *          [--warmup S] [--pg-postmaster PID] [--shared] [--rate R]
  *       terminal i (token i % U of FILE's U tokens) has doc PREFIX-(i % D)
  *       open and submits one `set` op, waits for its ack, submits the next.
  *       Terminal j < D creates doc j as its own user (documents are private
@@ -69,6 +69,7 @@ typedef struct conn {
     int64_t version;      /* newest version of its document this terminal knows */
     long pending_id;      /* commit: the submit awaiting its reply (0: none) */
     uint64_t sent_at;
+    uint64_t due;         /* commit --rate: when its next submit is due (0: not waiting) */
     long submits, creates_left;   /* creates_left: create_doc (then share) replies still due */
     int ws, ws_open;      /* a WebSocket terminal; its upgrade answered */
     unsigned char wh[14]; /* the header of the server's frame being read */
@@ -578,6 +579,18 @@ static void open_window(void) {
 
 static void on_warm(uv_timer_t *t) { (void)t; open_window(); }
 
+/* commit --rate: every millisecond, each terminal whose turn has come and whose last submit was answered submits. */
+static uv_timer_t cpace;
+static void on_commit_pace(uv_timer_t *t) {
+    (void)t;
+    if (!running && !warming) return;
+    uint64_t now = uv_hrtime();
+    for (int i = 0; i < nterm; i++) {
+        conn_t *c = &conns[i];
+        if (!c->pending_id && c->due && c->due <= now) submit(c);
+    }
+}
+
 static void start_measuring(void) {
     fprintf(stderr, "loadgen: %d terminals ready\n", nterm);
     if (mode == MODE_COMMIT && warmup > 0) {
@@ -588,7 +601,13 @@ static void start_measuring(void) {
     } else {
         open_window();
     }
-    if (mode == MODE_COMMIT) {
+    if (mode == MODE_COMMIT && rate > 0) {
+        /* Paced: terminal i submits every nterm/rate seconds, the terminals spread evenly over that period. */
+        uint64_t period = (uint64_t)(1e9 * nterm / rate), now = uv_hrtime();
+        for (int i = 0; i < nterm; i++) conns[i].due = now + period * (uint64_t)i / (uint64_t)nterm + 1;
+        uv_timer_init(loop, &cpace);
+        uv_timer_start(&cpace, on_commit_pace, 1, 1);
+    } else if (mode == MODE_COMMIT) {
         for (int i = 0; i < nterm; i++) submit(&conns[i]);
     } else {
         atomic_store(&writer_go, 1);
@@ -694,7 +713,10 @@ static void terminal_line(conn_t *c, char *line, uint64_t arrived, uint64_t now)
             if (nlat == caplat) { caplat = caplat ? caplat * 2 : 1 << 16; lat = realloc(lat, caplat * sizeof *lat); }
             lat[nlat++] = (now - c->sent_at) / 1e3;
         }
-        if (running || warming) submit(c);
+        if (rate > 0) {
+            /* Its next turn: one period after the last one was due (never two submits in flight). */
+            c->due += (uint64_t)(1e9 * nterm / rate);
+        } else if (running || warming) submit(c);
     } else if (mode == MODE_FANOUT) {
         const char *t = strstr(line, "\"tx\":\"w-");
         if (!t || (!relay && !is_events(line))) return;
