@@ -47,7 +47,9 @@ extension Server {
 
     /// Runs `r` by its entry in `RequestType.all`, once what the entry asks
     /// for holds: a session, a role on the document that allows the request,
-    /// the document open on this connection.
+    /// the document open on this connection. A handler of an open document
+    /// runs in the document's order (`whenOpen`): after it is ready and after
+    /// what this connection sent before, so no handler can forget to wait.
     func dispatch(_ r: Request, from c: Connection) throws(RewindError) {
         let type = RequestType.byName[r.type]
         if case let .hello(handler) = type?.rule { return try handler(self, r, c) }
@@ -63,7 +65,11 @@ extension Server {
             let doc = try documentID(r)
             try withAccess(to: doc, need, for: r, c) { [unowned self] _ throws(RewindError) in
                 guard c.openDocuments.contains(doc) else { throw .badRequest("\(r.type): open document \"\(doc)\" first") }
-                try handler(self, r, c, self.document(doc))
+                let d = self.document(doc)
+                self.whenOpen(c, d) { [unowned self] error in
+                    if let error { return c.fail(r, error) }
+                    do throws(RewindError) { try handler(self, r, c, d) } catch { c.fail(r, error) }
+                }
             }
         }
     }

@@ -3,17 +3,8 @@ import RewindLoop
 
 /// Undo requests of PROTOCOL.md: groups, action names, undo/redo, history.
 extension Server {
-    /// Runs `body` with the request's scope once the document is open and the
-    /// requests before this one have run (so a `focus` sent just before counts);
-    /// answers the error instead when there is one.
-    private func whenOpenInScope(_ r: Request, _ c: Connection, _ d: DocumentRuntime, _ body: @escaping (Key?) -> Void) {
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            do throws(RewindError) { body(try self.scope(r, d, c)) } catch { c.fail(r, error) }
-        }
-    }
-
-    /// The history a request works on: `scope` null is the document's, a node
+    /// The history a request works on (handlers run once the requests before
+    /// them have, so a `focus` sent just before counts): `scope` null is the document's, a node
     /// id that node's; without `scope`, the terminal's focus decides.
     private func scope(_ r: Request, _ d: DocumentRuntime, _ c: Connection) throws(RewindError) -> Key? {
         guard r.body["scope"] != nil else { return terminalScope(d, c) }
@@ -55,34 +46,29 @@ extension Server {
                 }
             }]))
         case let .renameNewest(action):
-            renameNewestGroup(r, c, d, action: action)
+            do throws(RewindError) { try renameNewestGroup(r, c, d, action: action) } catch { c.fail(r, error) }
         }
     }
 
-    private func renameNewestGroup(_ r: Request, _ c: Connection, _ d: DocumentRuntime, action: String) {
+    private func renameNewestGroup(_ r: Request, _ c: Connection, _ d: DocumentRuntime, action: String) throws(RewindError) {
         let user = c.user!
-        whenOpenInScope(r, c, d) { scope in
-            guard let top = d.history.topUndo(user: user.id, scope: scope) else {
-                return c.fail(r, .notFound("set_action: no group to name"))
+        let scope = try scope(r, d, c)
+        guard let top = d.history.topUndo(user: user.id, scope: scope) else { throw .notFound("set_action: no group to name") }
+        let mark = DocumentRuntime.MarkRequest(kind: .rename, userID: user.id, client: c.clientID!, group: top.key.id,
+                                               scope: scope, action: action)
+        d.run(.init(command: .mark(mark), replies: [{ result in
+            switch result {
+            case .success: c.reply(Message.reply(r.id, [("level", 0), ("group", .string(top.key.id))]))
+            case let .failure(e): c.fail(r, e)
             }
-            let mark = DocumentRuntime.MarkRequest(kind: .rename, userID: user.id, client: c.clientID!, group: top.key.id,
-                                                   scope: scope, action: action)
-            d.run(.init(command: .mark(mark), replies: [{ result in
-                switch result {
-                case .success: c.reply(Message.reply(r.id, [("level", 0), ("group", .string(top.key.id))]))
-                case let .failure(e): c.fail(r, e)
-                }
-            }]))
-        }
+        }]))
     }
 
     func revert(_ r: Request, _ c: Connection, _ d: DocumentRuntime, kind: EventKind) throws(RewindError) {
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
         let policy = try conflictPolicy(r)
         // The scope (focus decides without one) as it is once the requests before this one ran.
-        whenOpenInScope(r, c, d) { [self] scope in
-            self.runRevert(r, c, d, RevertOptions(kind: kind, scope: scope, policy: policy, tx: tx))
-        }
+        runRevert(r, c, d, RevertOptions(kind: kind, scope: try scope(r, d, c), policy: policy, tx: tx))
     }
 
     func conflictPolicy(_ r: Request, in body: JSONObject? = nil) throws(RewindError) -> ConflictPolicy {
@@ -175,34 +161,31 @@ extension Server {
 
     func clearHistory(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
-        whenOpenInScope(r, c, d) { scope in
-            let mark = DocumentRuntime.MarkRequest(kind: .clear, userID: c.user!.id, client: c.clientID!, scope: scope, tx: tx)
-            d.run(.init(command: .mark(mark), replies: [{ result in
-                switch result {
-                case .success: c.reply(Message.reply(r.id))
-                case let .failure(e): c.fail(r, e)
-                }
-            }]))
-        }
+        let mark = DocumentRuntime.MarkRequest(kind: .clear, userID: c.user!.id, client: c.clientID!, scope: try scope(r, d, c), tx: tx)
+        d.run(.init(command: .mark(mark), replies: [{ result in
+            switch result {
+            case .success: c.reply(Message.reply(r.id))
+            case let .failure(e): c.fail(r, e)
+            }
+        }]))
     }
 
     func history(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let user = c.user!.id
-        whenOpenInScope(r, c, d) { scope in
-            // As undo sees it: with what this terminal sent before, committed or not (docs/protocol.md, "Ordering").
-            let h = d.history
-            let s = h.stacks(user: user, scope: scope)
-            func list(_ keys: [UndoHistory.GroupKey]) -> JSON {
-                .array(keys.reversed().compactMap { h.groups[$0] }.map { g in
-                    .obj([("group", .string(g.key.id)), ("action", g.action.map { .string($0) } ?? .null),
-                          ("version", .int(g.effect.last ?? g.lastEdit))])
-                })
-            }
-            c.reply(Message.reply(r.id, [
-                ("doc", .string(d.id)), ("scope", scope.map { .string($0.string) } ?? .null),
-                ("undo", list(s.undo)), ("redo", list(s.redo)), ("level", .int(Int64(c.groups[d.id]?.level ?? 0))),
-            ]))
+        let scope = try scope(r, d, c)
+        // As undo sees it: with what this terminal sent before, committed or not (docs/protocol.md, "Ordering").
+        let h = d.history
+        let s = h.stacks(user: user, scope: scope)
+        func list(_ keys: [UndoHistory.GroupKey]) -> JSON {
+            .array(keys.reversed().compactMap { h.groups[$0] }.map { g in
+                .obj([("group", .string(g.key.id)), ("action", g.action.map { .string($0) } ?? .null),
+                      ("version", .int(g.effect.last ?? g.lastEdit))])
+            })
         }
+        c.reply(Message.reply(r.id, [
+            ("doc", .string(d.id)), ("scope", scope.map { .string($0.string) } ?? .null),
+            ("undo", list(s.undo)), ("redo", list(s.redo)), ("level", .int(Int64(c.groups[d.id]?.level ?? 0))),
+        ]))
     }
 
     /// Closes the explicit group `c` holds open on `doc`, if it has one (close, disconnect).

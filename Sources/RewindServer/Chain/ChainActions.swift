@@ -44,29 +44,24 @@ extension Server {
 
     private func perform(_ action: String, target: String?, _ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let args = try args(r)
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            let state = self.chainState(c, d, args: args)
-            do throws(RewindError) {
-                let chain = try self.chain(target: target, state)
-                guard let claim = self.actions.resolve(action, along: chain, state) else {
-                    throw .notFound("nothing on the responder chain handles \"\(action)\"",
-                                    details: ["chain": .array(chain.map { .string($0.id) })])
-                }
-                if RequestAccess.editingActions.contains(action) && !self.mayEdit(d, c) {
-                    throw RewindError(.forbidden, "\"\(action)\" changes the document; a viewer cannot do it",
-                                      details: ["doc": .string(d.id), "role": "viewer", "needs": "edit"])
-                }
-                guard claim.verdict.enabled else {
-                    throw .notFound("\"\(action)\" is not available now (\(claim.responder.id) handles it)",
-                                    details: ["by": .string(claim.responder.id)])
-                }
-                guard let effect = claim.payload(claim.responder, state) else {
-                    throw RewindError(.internal, "\(r.type): the handler lost what it had claimed; please report")
-                }
-                try self.carryOut(effect, by: claim.responder, args: args, r, c, d)
-            } catch { c.fail(r, error) }
+        let state = chainState(c, d, args: args)
+        let chain = try chain(target: target, state)
+        guard let claim = actions.resolve(action, along: chain, state) else {
+            throw .notFound("nothing on the responder chain handles \"\(action)\"",
+                            details: ["chain": .array(chain.map { .string($0.id) })])
         }
+        if RequestAccess.editingActions.contains(action) && !mayEdit(d, c) {
+            throw RewindError(.forbidden, "\"\(action)\" changes the document; a viewer cannot do it",
+                              details: ["doc": .string(d.id), "role": "viewer", "needs": "edit"])
+        }
+        guard claim.verdict.enabled else {
+            throw .notFound("\"\(action)\" is not available now (\(claim.responder.id) handles it)",
+                            details: ["by": .string(claim.responder.id)])
+        }
+        guard let effect = claim.payload(claim.responder, state) else {
+            throw RewindError(.internal, "\(r.type): the handler lost what it had claimed; please report")
+        }
+        try carryOut(effect, by: claim.responder, args: args, r, c, d)
     }
 
     /// The editing menu: for each action, enabled now?, its title, and who would handle it.
@@ -80,25 +75,20 @@ extension Server {
             names.append(s)
         }
         let target = try r.optionalString("target", maxBytes: config.limits.maxNameBytes)
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            let state = self.chainState(c, d, args: JSONObject())
-            let canEdit = self.mayEdit(d, c)
-            do throws(RewindError) {
-                let chain = try self.chain(target: target, state)
-                var out: [(key: String, value: JSON)] = []
-                for name in names {
-                    if let claim = self.actions.resolve(name, along: chain, state) {
-                        // A viewer sees the editing actions greyed out.
-                        let enabled = claim.verdict.enabled && (canEdit || !RequestAccess.editingActions.contains(name))
-                        out.append((name, .obj([("enabled", .bool(enabled)), ("title", .string(claim.verdict.title)),
-                                                ("by", .string(claim.responder.id))])))
-                    } else {
-                        out.append((name, .obj([("enabled", false), ("title", .string(EditingActions.defaultTitle(name, locale: c.locale))), ("by", .null)])))
-                    }
-                }
-                c.reply(Message.reply(r.id, [("actions", .object(JSONObject(out)))]))
-            } catch { c.fail(r, error) }
+        let state = chainState(c, d, args: JSONObject())
+        let canEdit = mayEdit(d, c)
+        let chain = try chain(target: target, state)
+        var out: [(key: String, value: JSON)] = []
+        for name in names {
+            if let claim = actions.resolve(name, along: chain, state) {
+                // A viewer sees the editing actions greyed out.
+                let enabled = claim.verdict.enabled && (canEdit || !RequestAccess.editingActions.contains(name))
+                out.append((name, .obj([("enabled", .bool(enabled)), ("title", .string(claim.verdict.title)),
+                                        ("by", .string(claim.responder.id))])))
+            } else {
+                out.append((name, .obj([("enabled", false), ("title", .string(EditingActions.defaultTitle(name, locale: c.locale))), ("by", .null)])))
+            }
         }
+        c.reply(Message.reply(r.id, [("actions", .object(JSONObject(out)))]))
     }
 }

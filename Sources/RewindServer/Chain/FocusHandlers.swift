@@ -14,53 +14,37 @@ extension Server {
     }
 
     func focus(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            do throws(RewindError) {
-                let n = try self.focusableNode(r, d)
-                var p = d.presence[c.id]
-                if p.node != n.id { p.selection = nil }
-                p.node = n.id
-                self.setPresence(d, c, p)
-                c.reply(Message.reply(r.id, [("node", .string(n.id.string)), ("scope", self.terminalScope(d, c).map { .string($0.string) } ?? .null)]))
-            } catch { c.fail(r, error) }
-        }
+        let n = try focusableNode(r, d)
+        var p = d.presence[c.id]
+        if p.node != n.id { p.selection = nil }
+        p.node = n.id
+        setPresence(d, c, p)
+        c.reply(Message.reply(r.id, [("node", .string(n.id.string)), ("scope", terminalScope(d, c).map { .string($0.string) } ?? .null)]))
     }
 
     func blur(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            self.setPresence(d, c, Presence())
-            c.reply(Message.reply(r.id))
-        }
+        setPresence(d, c, Presence())
+        c.reply(Message.reply(r.id))
     }
 
     /// `select` moves the selection and makes its node the first responder.
     func select(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let start = try r.int("start")
         let end = try r.optionalInt("end") ?? start
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            do throws(RewindError) {
-                let n = try self.focusableNode(r, d)
-                guard start >= 0, start <= end, end <= Int64(n.text.count) else {
-                    throw .badRequest("select: need 0 <= start <= end <= \(n.text.count) (the text length of \"\(n.id)\")")
-                }
-                let s = Selection(node: n.id, start: Int(start), end: Int(end))
-                self.setPresence(d, c, Presence(node: n.id, selection: s))
-                c.reply(Message.reply(r.id, [("selection", s.json)]))
-            } catch { c.fail(r, error) }
+        let n = try focusableNode(r, d)
+        guard start >= 0, start <= end, end <= Int64(n.text.count) else {
+            throw .badRequest("select: need 0 <= start <= end <= \(n.text.count) (the text length of \"\(n.id)\")")
         }
+        let s = Selection(node: n.id, start: Int(start), end: Int(end))
+        setPresence(d, c, Presence(node: n.id, selection: s))
+        c.reply(Message.reply(r.id, [("selection", s.json)]))
     }
 
     func hitTest(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         guard let x = r.body["x"]?.doubleValue, let y = r.body["y"]?.doubleValue, x.isFinite, y.isFinite else {
             throw .badRequest("hit_test: `x` and `y` must be numbers")
         }
-        whenOpen(c, d) { error in
-            if let error { return c.fail(r, error) }
-            c.reply(Message.reply(r.id, [("node", .string(d.current.document.hitTest(x: x, y: y).string))]))
-        }
+        c.reply(Message.reply(r.id, [("node", .string(d.current.document.hitTest(x: x, y: y).string))]))
     }
 
     // MARK: Presence (the decisions are `PresenceBoard`'s; here they are carried out)

@@ -11,41 +11,37 @@ extension Server {
         guard c.shakeToEdit else {
             return c.reply(Message.reply(r.id, [("prompt", .null), ("reason", "shake_to_edit is off for this terminal")]))
         }
-        // Processed when the prompt is presented: a `respond` sent right behind it finds it.
-        whenOpen(c, d) { [self] error in
-            if let error { return c.fail(r, error) }
-            // Shaking again while an undo prompt is up (for any document) shows no second one.
-            if let shown = self.promptBoard.queue(of: c.id).all.first(where: { self.promptBoard.held[$0]?.prompt.reason == "shake" }) {
-                return c.reply(Message.reply(r.id, [("prompt", .string(shown)), ("already", true)]))
-            }
-            guard self.mayEdit(d, c) else {
-                return c.reply(Message.reply(r.id, [("prompt", .null), ("reason", "a viewer cannot undo or redo")]))
-            }
-            let scope = self.terminalScope(d, c)
-            let user = c.user!.id
-            let undo = d.history.topUndo(user: user, scope: scope), redo = d.history.topRedo(user: user, scope: scope)
-            let tops = UndoPrompts.Tops(undo: undo.map { (group: $0.key.id, action: $0.action) },
-                                        redo: redo.map { (group: $0.key.id, action: $0.action) })
-            guard let prompt = UndoPrompts.shake(id: self.newPromptID(doc: d.id), tops, locale: c.locale) else {
-                return c.reply(Message.reply(r.id, [("prompt", .null)]))
-            }
-            let answer: PromptAnswer = { [unowned self] answer, c, r in
-                let kind: EventKind
-                switch answer {
-                case Prompt.ActionID.undo: kind = .undo
-                case Prompt.ActionID.redo: kind = .redo
-                default: return r.map { c.reply(Message.reply($0.id)) } ?? ()  // cancel: nothing to undo
-                }
-                guard let r else { return }
-                guard self.isOpen(d, on: c) else { return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal")) }
-                // The answer is about the group the prompt named: if another is on top now, `conflict`.
-                let group = kind == .undo ? tops.undo?.group : tops.redo?.group
-                self.runRevert(r, c, d, .init(kind: kind, scope: scope, policy: .prompt, expectedGroup: group))
-            }
-            do throws(RewindError) {
-                try self.present(prompt, doc: d.id, to: [c], answer: answer)
-                c.reply(Message.reply(r.id, [("prompt", .string(prompt.id))]))
-            } catch { c.fail(r, error) }
+        // (Runs in the document's order, before the connection's next request:
+        // a `respond` sent right behind the shake finds its prompt presented.)
+        // Shaking again while an undo prompt is up (for any document) shows no second one.
+        if let shown = promptBoard.queue(of: c.id).all.first(where: { promptBoard.held[$0]?.prompt.reason == "shake" }) {
+            return c.reply(Message.reply(r.id, [("prompt", .string(shown)), ("already", true)]))
         }
+        guard mayEdit(d, c) else {
+            return c.reply(Message.reply(r.id, [("prompt", .null), ("reason", "a viewer cannot undo or redo")]))
+        }
+        let scope = terminalScope(d, c)
+        let user = c.user!.id
+        let undo = d.history.topUndo(user: user, scope: scope), redo = d.history.topRedo(user: user, scope: scope)
+        let tops = UndoPrompts.Tops(undo: undo.map { (group: $0.key.id, action: $0.action) },
+                                    redo: redo.map { (group: $0.key.id, action: $0.action) })
+        guard let prompt = UndoPrompts.shake(id: newPromptID(doc: d.id), tops, locale: c.locale) else {
+            return c.reply(Message.reply(r.id, [("prompt", .null)]))
+        }
+        let answer: PromptAnswer = { [unowned self] answer, c, r in
+            let kind: EventKind
+            switch answer {
+            case Prompt.ActionID.undo: kind = .undo
+            case Prompt.ActionID.redo: kind = .redo
+            default: return r.map { c.reply(Message.reply($0.id)) } ?? ()  // cancel: nothing to undo
+            }
+            guard let r else { return }
+            guard self.isOpen(d, on: c) else { return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal")) }
+            // The answer is about the group the prompt named: if another is on top now, `conflict`.
+            let group = kind == .undo ? tops.undo?.group : tops.redo?.group
+            self.runRevert(r, c, d, .init(kind: kind, scope: scope, policy: .prompt, expectedGroup: group))
+        }
+        try present(prompt, doc: d.id, to: [c], answer: answer)
+        c.reply(Message.reply(r.id, [("prompt", .string(prompt.id))]))
     }
 }
