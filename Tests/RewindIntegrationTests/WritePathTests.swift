@@ -11,6 +11,20 @@ import XCTest
 /// not answer, and databases from before the single log.
 final class WritePathTests: XCTestCase {
     /// Sealed entries of a document, built by the core as the server builds them.
+    /// Document x, one entry that will win it and `stale` entries computed on
+    /// the same empty x (which can only clash once the winner is in), and a
+    /// store with one writer.
+    private func raceOnX(stale count: Int) throws -> (TestDatabase, [LogEntry], [LogEntry], EventLoop, EventStore) {
+        let db = try TestDatabase()
+        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
+        try db.db.query("INSERT INTO documents (id, owner) VALUES ('x', $1)", [String(user)])
+        let winner = try entries("x", user: user, count: 1, tag: "winner")
+        let stale = try entries("x", user: user, count: count, tag: "stale")
+        let loop = EventLoop()
+        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, masterKey: TestDatabase.masterKey, logger: Logger(label: "test"))
+        return (db, winner, stale, loop, store)
+    }
+
     private func entries(_ doc: String, user: Int64, count: Int, tag: String) throws -> [LogEntry] {
         var ledger = DocumentLedger(doc: doc)
         var out: [LogEntry] = []
@@ -81,14 +95,7 @@ final class WritePathTests: XCTestCase {
     /// Here the writer sends at most two entries a batch, so the four stale
     /// entries go out as two batches, the second queued while the first runs.
     func testEntriesQueuedBehindAFailedBatchAreNeverAcknowledged() throws {
-        let db = try TestDatabase()
-        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
-        try db.db.query("INSERT INTO documents (id, owner) VALUES ('x', $1)", [String(user)])
-        let winner = try entries("x", user: user, count: 1, tag: "winner")
-        let stale = try entries("x", user: user, count: 4, tag: "stale")  // computed on the same empty x
-
-        let loop = EventLoop()
-        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, masterKey: TestDatabase.masterKey, logger: Logger(label: "test"))
+        let (db, winner, stale, loop, store) = try raceOnX(stale: 4)
         store.maxBatch = 2
         var outcomes: [EventStore.AppendOutcome] = []
         var batches: [Int] = []
@@ -124,14 +131,7 @@ final class WritePathTests: XCTestCase {
     /// before leaves, and when the first is refused (another writer got
     /// there first) nothing of the second is acknowledged or stored.
     func testAPipelinedBatchBehindARefusedOneIsNeverAcknowledged() throws {
-        let db = try TestDatabase()
-        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
-        try db.db.query("INSERT INTO documents (id, owner) VALUES ('x', $1)", [String(user)])
-        let winner = try entries("x", user: user, count: 1, tag: "winner")
-        let stale = try entries("x", user: user, count: 3, tag: "stale")  // computed on the same empty x
-
-        let loop = EventLoop()
-        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, masterKey: TestDatabase.masterKey, logger: Logger(label: "test"))
+        let (db, winner, stale, loop, store) = try raceOnX(stale: 3)
         store.maxBatchesInFlight = 2
         let run = PipelinedRun(loop: loop, store: store, stale: stale)
         store.onReady = { [run] in
