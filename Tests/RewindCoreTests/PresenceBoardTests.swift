@@ -75,6 +75,26 @@ final class PresenceBoardTests: XCTestCase {
         XCTAssertEqual(board.endOfTurn(), [], "quiet: a caret that only moved is not announced")
     }
 
+    /// Only what can move an undo scope asks for focused terminals' prompt
+    /// state: a prop or a frame set by anyone does not (it cost every focused
+    /// terminal a prompt state per commit).
+    func testOnlyMovesDeletesAndScopeOrFocusChangesAskForEveryPromptState() {
+        var board = PresenceBoard(announcesMovedCarets: false)
+        _ = board.set(1, caret("t", 1))
+        _ = board.set(2, caret("u", 1))
+        let both: [PresenceBoard.Effect] = [.promptStateMayChange(terminal: 1), .promptStateMayChange(terminal: 2)]
+        func effects(_ ops: [Op]) -> [PresenceBoard.Effect] {
+            board.after(event(ops), madeBy: { _ in false }, current: doc, committed: doc)
+        }
+        XCTAssertEqual(effects([.set("t", key: "color", value: "red")]), [])
+        XCTAssertEqual(effects([.set("t", key: "frame", value: [0, 0, 5, 5])]), [])
+        XCTAssertEqual(effects([.create(NodeSpec(id: "v", kind: "text", frame: [0, 0, 1, 1]), parent: "root", index: 2)]), [])
+        XCTAssertEqual(effects([.set("root", key: "undoScope", value: true)]), both)
+        XCTAssertEqual(effects([.set("u", key: "focusable", value: true)]), both, "focus on a node made unfocusable is dropped")
+        XCTAssertEqual(effects([.move("u", parent: "t", index: 0)]), both)
+        XCTAssertEqual(effects([.set("t", key: "color", value: "blue"), .delete("v")]), both)
+    }
+
     func testLeavingAfterAMoveThisTurnIsStillAnnounced() {
         var board = PresenceBoard()
         _ = board.set(1, caret("t", 1))

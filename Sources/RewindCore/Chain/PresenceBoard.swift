@@ -64,8 +64,13 @@ public struct PresenceBoard: Sendable {
     /// event may move every terminal's undo scope.
     public mutating func after(_ event: Event, madeBy: (Int) -> Bool, current: Document, committed: Document) -> [Effect] {
         guard !positions.isEmpty else { return [] }
-        // A structural event may move every terminal's undo scope (rare: typing sorts nothing here).
-        let scopesMayMove = event.ops.contains { !$0.isText } ? positions.keys.sorted() : []
+        // An event that moves or deletes nodes, turns `undoScope` on or off, or
+        // makes a node unfocusable (its focus is dropped) may move every
+        // terminal's undo scope. Nothing else can (a created node has no
+        // terminal in it yet; props, frames and text leave the scopes): asking
+        // after every prop set made each focused terminal's prompt state part
+        // of every such commit.
+        let scopesMayMove = event.ops.contains(where: Self.mayMoveUndoScopes) ? positions.keys.sorted() : []
         for (terminal, p) in positions {
             let after = p.after(event.ops, byThisTerminal: madeBy(terminal), in: current, committed: committed)
             if after != p {
@@ -74,6 +79,14 @@ public struct PresenceBoard: Sendable {
             }
         }
         return scopesMayMove.map { .promptStateMayChange(terminal: $0) }
+    }
+
+    static func mayMoveUndoScopes(_ op: Op) -> Bool {
+        switch op {
+        case .move, .delete: return true
+        case let .set(_, key, _): return key == NodeField.undoScope.rawValue || key == NodeField.focusable.rawValue
+        case .create, .insert, .remove: return false
+        }
     }
 
     /// Another instance says where one of its terminals is (empty: it left or lost focus).
