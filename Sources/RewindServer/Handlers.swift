@@ -337,10 +337,9 @@ extension Server {
     /// else streamed node by node as the terminal reads (`StateReply`).
     func reply(_ r: Request, _ c: Connection, _ fields: [(String, JSON?)], state document: Document) {
         let estimate = StateReply.estimate(document)
-        guard estimate > Connection.sliceBytes else {
-            return c.reply(Message.reply(to: r, fields + [("state", document.json)]))
-        }
-        c.reply(streaming: StateReply(head: Message.reply(to: r, fields), document: document, estimate: estimate))
+        let state = StateReply(head: Message.reply(to: r, fields), document: document, estimate: estimate)
+        guard estimate > Connection.sliceBytes else { return c.reply(state.next(max: .max)) }
+        c.reply(streaming: state)
     }
 
     private func subscribe(_ c: Connection, _ d: DocumentRuntime) {

@@ -31,7 +31,7 @@ final class StateReply: ReplyStream {
     }
 
     func next(max: Int) -> [UInt8] {
-        var w = JSONWriter(capacity: max + 4096)
+        var w = JSONWriter(capacity: Swift.min(max, remaining) + 4096)  // (`max` may be Int.max: all of it at once)
         if let h = head {
             w.write(raw: h)
             head = nil
@@ -41,7 +41,7 @@ final class StateReply: ReplyStream {
             let id = ids[position]
             w.write(string: id.string)
             w.write(raw: [UInt8(ascii: ":")])
-            w.write(document[id]!.json)
+            document[id]!.write(to: &w)
             position += 1
         }
         if position == ids.count {

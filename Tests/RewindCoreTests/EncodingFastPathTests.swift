@@ -112,6 +112,28 @@ final class EncodingFastPathTests: XCTestCase {
         }
     }
 
+    func testStateIsWrittenAsItsJSONTreeEncodes() {
+        var gen = OpGenerator(seed: 4242)
+        for n in 0..<60 {
+            var doc = gen.document(ops: n * 3)
+            // Frames as clients send them (integers and fractions), every field set both ways, escapes in ids and text.
+            var spec = NodeSpec(id: Key("q\"\\\(n)"), kind: "text", frame: [.int(0), .double(1.5), .int(-3), .double(1e20)])
+            spec.text = Array("a\"b\\c\n\u{1}中😀".unicodeScalars)
+            for op: Op in [.set("root", key: "clips", value: .bool(n % 2 == 0)), .set("root", key: "focusable", value: .bool(n % 3 == 0)),
+                           .set("root", key: "undoScope", value: .bool(n % 5 == 0)), .create(spec, parent: "root", index: 0)] {
+                XCTAssertNoThrow(try doc.apply(op, limits: Limits()))
+            }
+            for (id, node) in doc.nodes {
+                var w = JSONWriter()
+                node.write(to: &w)
+                XCTAssertEqual(w.bytes, JSONWriter.encode(node.json), "node \(id) of document \(n)")
+            }
+            var w = JSONWriter()
+            doc.writeState(to: &w)
+            XCTAssertEqual(w.bytes, JSONWriter.encode(doc.json), "document \(n)")
+        }
+    }
+
     func testNoncesAreNeverRepeated() throws {
         let cipher = DocumentCipher(doc: "d", keyID: "k1", key: [UInt8](repeating: 7, count: 32))
         var seen = Set<String>()

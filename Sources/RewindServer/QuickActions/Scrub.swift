@@ -113,7 +113,7 @@ extension Server {
                         do throws(RewindError) {
                             if let error { throw error }
                             try session.move(to: target)
-                            c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(target)), ("state", session.document.json)]))
+                            self.reply(r, c, [("doc", .string(d.id)), ("version", .int(target))], state: session.document)
                         } catch { c.fail(r, error) }
                     }
                 }
