@@ -19,9 +19,8 @@ import RewindLoop
 /// flight only when it holds entries of a document that one holds too: for
 /// documents of their own, more and smaller batches cost PostgreSQL more than
 /// the wait saves (commit benchmark: −7 % at 50 terminals, −11 % at 500).
-/// Each batch of a document claims the
-/// head the batch before it leaves, so if one does not commit, the ones
-/// behind it cannot either. While batches are in flight the next one grows,
+/// Each batch of a document claims the head the batch before it leaves, so
+/// if one does not commit, the ones behind it cannot either. While batches are in flight the next one grows,
 /// so commits per second stay bounded by fsync while transactions per second
 /// grow with load. A document whose head moved (another instance wrote
 /// first) affects only its own entries.
@@ -159,10 +158,10 @@ public final class EventStore {
         }
     }
 
-    /// Appends still waiting for their commit.
     /// Batches sent and not yet answered, over all writers.
     public var batchesInFlight: Int { writers.reduce(0) { $0 + $1.batchesInFlight } }
 
+    /// Appends still waiting for their commit.
     public var appendsOutstanding: Int { writers.reduce(0) { $0 + $1.queued.count + $1.batchesInFlight } }
 
     private func writer(for doc: String) -> Writer {
