@@ -11,7 +11,9 @@
  *       to their creator), so the terminals sharing a document must be its
  *       creator's user: U must divide D when D < N (unless --shared: the
  *       documents were shared with every user beforehand). --warmup: submit for S s
- *       before the measured window. --pg-postmaster: CPU of that
+ *       before the measured window. --rate R: R submits per second over all
+ *       terminals, each terminal on its own schedule and never two in flight
+ *       (default 0: each submits again as soon as its ack comes). --pg-postmaster: CPU of that
  *       PostgreSQL's processes (backends, walwriter, others) over the window.
  *   fanout --port P --writer-token T --token T2 [--clients N] [--seconds S]
  *          [--rate R] [--window W] [--doc NAME] [--share USER[:ROLE],...]
