@@ -155,13 +155,16 @@ public struct DocumentLedger: Sendable {
     }
 
     /// What the log records as `s`'s fingerprint (`tx_digest`): keyed with the document's key when it has one.
-    public func fingerprint(_ s: Submission) -> String { cipher?.fingerprint(s.digestInput) ?? s.digest }
+    public func fingerprint(_ s: Submission) -> String { fingerprint(digestInput: s.digestInput) }
+
+    /// Keyed with the document's key when it has one (sealed documents), else the plain digest.
+    func fingerprint(digestInput: [UInt8]) -> String { cipher?.fingerprint(digestInput) ?? Fingerprint.hex(digestInput) }
 
     /// Rebases `s` onto the head, applies it atomically and returns the event to append.
     public mutating func append(_ s: Submission) throws(RewindError) -> AppendResult {
         let opsJSON = JSONWriter.encode(Op.encodeList(s.ops))
         let digestInput = Submission.digestInput(opsJSON: opsJSON, action: s.action)
-        let digest = cipher?.fingerprint(digestInput) ?? Fingerprint.hex(digestInput)
+        let digest = fingerprint(digestInput: digestInput)
         if let seen = transaction(user: s.userID, tx: s.tx) {
             guard seen.digest == digest else {
                 throw .conflict("transaction \"\(s.tx)\" was already used with different content",
