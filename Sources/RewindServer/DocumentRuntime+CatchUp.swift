@@ -173,7 +173,9 @@ extension DocumentRuntime {
     }
 
     /// Runs the waiters in order; one that asks `whenReady` again runs at once.
-    private func releaseWaiters() {
+    /// Not while an undo's older log is being read: they wait behind it.
+    func releaseWaiters() {
+        guard !readingOlderLog else { return }
         let waiting = whenReadyQueue
         whenReadyQueue = []
         for w in waiting { w(nil) }

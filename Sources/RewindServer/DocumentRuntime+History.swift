@@ -2,7 +2,8 @@ import RewindCore
 import RewindStore
 
 /// Reading a document's older entries back from the log — catch-up older
-/// than memory (`open` with `since`), a scrub's changes, a past state — each
+/// than memory (`open` with `since`), a scrub's changes, a past state, the
+/// events of an undo group older than the snapshot's tail — each
 /// checked against the hash chain this runtime trusts (`ChainAnchors`),
 /// whatever its position relative to the snapshot the runtime started from.
 ///
@@ -92,5 +93,42 @@ extension DocumentRuntime {
         let waiting = walkWaiting
         walkWaiting = []
         for w in waiting { w(error) }
+    }
+}
+
+extension DocumentRuntime {
+    /// Runs `request` once the ledgers hold the log it reads: an undo or redo
+    /// of a group older than the tail the runtime was restored with reads
+    /// that group's events and everything after them from the log first
+    /// (checked against the chain), while the document's other commands wait
+    /// behind it, so they keep their order.
+    func processWithOlderLog(_ request: Request) {
+        guard case let .revert(r, _) = request.command, let from = speculative.olderLogNeeded(for: r) else {
+            return process(request)
+        }
+        let upTo = max(committed.history.logBase, speculative.history.logBase) - 1
+        readingOlderLog = true
+        logger.info("reading the log of an old undo group", metadata: ["doc": "\(id)", "from": "\(from)", "to": "\(upTo)"])
+        checkedEvents(after: from - 1, to: upTo, limit: Int(upTo - from + 1)) { [self] result in
+            readingOlderLog = false
+            do throws(RewindError) {
+                let events = try result.get()
+                try committed.restoreOlderLog(events)
+                try speculative.restoreOlderLog(events)
+                // In order again, ahead of whatever queued behind it (and only once the document is ready).
+                whenReadyQueue.insert({ [self] error in
+                    if let error { return request.replies.forEach { $0(.failure(error)) } }
+                    processWithOlderLog(request)
+                }, at: 0)
+            } catch {
+                logger.error("could not read the log of an old undo group", metadata: ["doc": "\(id)", "error": "\(error)"])
+                request.replies.forEach { $0(.failure(error)) }
+            }
+            switch state {
+            case .ready: releaseWaiters()
+            case .stale: if !whenReadyQueue.isEmpty { catchUp() }
+            case .catchingUp: break
+            }
+        }
     }
 }

@@ -133,7 +133,7 @@ final class DocumentRuntime {
         presence = PresenceBoard(announcesMovedCarets: config.pushMovedPresence)
     }
 
-    var isIdle: Bool { subscribers.isEmpty && pending.isEmpty && whenReadyQueue.isEmpty && state != .catchingUp && opensInFlight == 0 }
+    var isIdle: Bool { subscribers.isEmpty && pending.isEmpty && whenReadyQueue.isEmpty && state != .catchingUp && opensInFlight == 0 && !readingOlderLog }
     /// `open`s under way on any connection (they subscribe when done).
     var opensInFlight = 0
     var hasPending: Bool { !pending.isEmpty }
@@ -146,7 +146,10 @@ final class DocumentRuntime {
     /// Loaded and following the log: `committed` is the head as this instance knows it.
     var isReady: Bool { state == .ready }
     /// `whenReady` would run its body at once: ready, and nothing queued before it.
-    var runsAtOnce: Bool { state == .ready && whenReadyQueue.isEmpty }
+    var runsAtOnce: Bool { state == .ready && whenReadyQueue.isEmpty && !readingOlderLog }
+    /// An undo or redo waits for the log of a group older than what the
+    /// ledgers hold: commands behind it wait too (`DocumentRuntime+History.swift`).
+    var readingOlderLog = false
 
     func subscribe(_ c: Connection) { subscribers[c.id] = c }
     func unsubscribe(_ c: Connection) { subscribers[c.id] = nil }
@@ -157,7 +160,7 @@ final class DocumentRuntime {
         guard !halted else { return request.replies.forEach { $0(.failure(Self.haltedError(id))) } }
         whenReady { [self] error in
             if let error { return request.replies.forEach { $0(.failure(error)) } }
-            self.process(request)
+            self.processWithOlderLog(request)
         }
     }
 

@@ -44,6 +44,16 @@ struct UndoSim {
         return result
     }
 
+    /// An undo or redo as the server runs it: a conflict under `prompt` is a question, not an error.
+    mutating func revertOrAsk(_ kind: EventKind, _ user: Int64, policy: ConflictPolicy) throws -> DocumentLedger.RevertOutcome {
+        clock += 1_000
+        let r = DocumentLedger.RevertRequest(kind: kind, userID: user, userName: "u\(user)", client: "c\(user)", scope: nil,
+                                             policy: policy, tx: nil, eventID: nextID(), time: clock)
+        let outcome = try ledger.revertOrAsk(r)
+        if case let .reverted(result) = outcome, let e = result.event { entries.append(.event(e)) }
+        return outcome
+    }
+
     mutating func undo(_ user: Int64, policy: ConflictPolicy = .prompt, scope: Key? = nil) throws -> DocumentLedger.RevertResult {
         try revert(.undo, user, policy: policy, scope: scope)
     }

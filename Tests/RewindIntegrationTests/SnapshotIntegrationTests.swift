@@ -5,6 +5,60 @@ import XCTest
 /// Opening a long document from a snapshot gives the same state and stacks
 /// as replaying its log, and old transactions are still recognised.
 final class SnapshotIntegrationTests: XCTestCase {
+    /// Alice edits twice at the start and never again; Bob edits 1,200
+    /// times, setting the key Alice set. After a restart the document opens
+    /// from a snapshot whose tail is only the rebase window, far above
+    /// Alice's groups: her undo reads their part of the log back first, and
+    /// finds Bob's later change (the same conflict as without a restart),
+    /// then undoes her other group; the state is the log's.
+    func testAnOldUndoGroupIsUndoneAfterARestartAsBefore() throws {
+        let db = try TestDatabase()
+        let args = ["--snapshot-every", "100"]
+        var server = try ServerProcess(database: db, arguments: args)
+        var alice = try Terminal(port: server.port)
+        try alice.hello("alice", db)
+        try alice.request("create_doc", [("doc", "d")])
+        try alice.request("share", [("doc", "d"), ("user", "bob"), ("role", "editor")])
+        try alice.request("open", [("doc", "d")])
+        try alice.submit("d", tx: "a1", base: 0, [["op": "create", "node": "a", "parent": "root", "kind": "text", "text": "mine"]])
+        try alice.submit("d", tx: "a2", base: 1, [["op": "set", "node": "root", "key": "k", "value": "alice"]])
+        let bob = try Terminal(port: server.port)
+        try bob.hello("bob", db)
+        try bob.request("open", [("doc", "d")])
+        let count: Int64 = 1_200
+        for i in 0..<count {
+            bob.send(.obj([("id", .int(10_000 + i)), ("type", "submit"), ("doc", "d"), ("tx", .string("b\(i)")), ("base", .int(2 + i)),
+                           ("ops", [["op": "set", "node": "root", "key": "k", "value": .int(i)]])]))
+        }
+        for i in 0..<count { XCTAssertEqual(try bob.reply(to: 10_000 + i)["ok"], true) }
+        var snapshots: Int64 = 0
+        for _ in 0..<50 {
+            snapshots = try db.db.query("SELECT max(version) FROM snapshots WHERE doc = 'd'").int(0, 0) ?? 0
+            if snapshots >= 1_200 { break }
+            usleep(100_000)
+        }
+        XCTAssertEqual(snapshots, 1_200)
+        server.kill9()
+
+        server = try ServerProcess(database: db, arguments: args)
+        alice = try Terminal(port: server.port)
+        try alice.hello("alice", db)
+        XCTAssertEqual(try alice.request("open", [("doc", "d")])["version"], .int(count + 2))
+        let asked = try alice.request("undo", [("doc", "d"), ("on_conflict", "skip")])
+        XCTAssertEqual(asked["ok"], true, JSONWriter.string(.object(asked)))
+        let skipped = asked["skipped"]?.arrayValue ?? []
+        XCTAssertEqual(skipped.count, 1, JSONWriter.string(.object(asked)))
+        XCTAssertEqual(skipped.first?.objectValue?["reason"], "set")
+        XCTAssertEqual(skipped.first?.objectValue?["user"], "bob")
+        XCTAssertEqual(skipped.first?.objectValue?["version"], .int(count + 2))
+        XCTAssertEqual(try alice.request("undo", [("doc", "d")])["ok"], true)
+        let opened = try alice.request("open", [("doc", "d")])
+        XCTAssertNil(opened["state"]?.objectValue?["nodes"]?.objectValue?["a"], "Alice's first group is undone")
+        let replayed = try RewindStore.Replay.document("d", db: db.db)
+        XCTAssertEqual(opened["state"], replayed.document.json)
+        XCTAssertEqual(opened["version"], .int(replayed.version))
+    }
+
     func testRestartFromASnapshotMatchesReplayAndKeepsUndoAndIdempotency() throws {
         let db = try TestDatabase()
         let args = ["--snapshot-every", "100"]

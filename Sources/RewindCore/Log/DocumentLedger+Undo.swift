@@ -85,6 +85,10 @@ extension DocumentLedger {
             throw .conflict("the group this prompt offered to \(verb) is no longer on top of the stack",
                             details: ["group": .string(expected), "top": .string(group.key.id)])
         }
+        if let from = history.olderLogNeeded(for: group) {
+            // Reverting without the group's events would log an undo that changes nothing.
+            throw RewindError(.internal, "the log from version \(from) is not loaded (olderLogNeeded, restoreOlderLog)")
+        }
         let revert = try history.revert(group, on: document, user: r.userID, policy: r.policy, limits: limits)
         if r.policy == .prompt && !revert.conflicts.isEmpty {
             return .needsAnswer(RevertQuestion(group: group.key.id, action: group.action, conflicts: revert.conflicts))
@@ -104,6 +108,21 @@ extension DocumentLedger {
         seal(&e)
         return .reverted(RevertResult(event: e, version: e.version, action: group.action, selection: selection,
                                       skipped: revert.skipped, conflicts: revert.conflicts))
+    }
+
+    /// The first version of the log that `r` (an undo or redo) would read and
+    /// this ledger does not hold — a group older than the tail it was
+    /// restored with — or nil. The shell reads those events and hands them
+    /// to `restoreOlderLog` before the revert runs.
+    public func olderLogNeeded(for r: RevertRequest) -> Int64? {
+        let group = r.kind == .undo ? history.topUndo(user: r.userID, scope: r.scope) : history.topRedo(user: r.userID, scope: r.scope)
+        return group.flatMap(history.olderLogNeeded(for:))
+    }
+
+    /// The events from the version `olderLogNeeded` named up to the first
+    /// one this ledger holds, oldest first (see `UndoHistory.restoreOlderLog`).
+    public mutating func restoreOlderLog(_ events: [Event]) throws(RewindError) {
+        try history.restoreOlderLog(events)
     }
 
     /// The selection before the group (for undo) or after it (for redo), as

@@ -3,10 +3,16 @@
 /// A snapshot holds the state, the undo history (without the per-event log)
 /// and the entry it was taken at (`seq`) with that entry's hash. Restoring it
 /// needs the log's entries from event `tailStart` to that entry: the newest
-/// events for rebasing late submits and those the undo groups can still
-/// reach (their ops are indexed, not applied), and the entry itself, whose
-/// hash in the log must be the one the snapshot recorded — a snapshot is
-/// only trusted as far as the chain vouches for the point it was taken at.
+/// events, for rebasing late submits and for the undo groups made among them
+/// (their ops are indexed, not applied), and the entry itself, whose hash in
+/// the log must be the one the snapshot recorded — a snapshot is only
+/// trusted as far as the chain vouches for the point it was taken at.
+///
+/// A group older than that tail (one edit, long ago, by someone who never
+/// edited again) keeps its place on its stack, but its events and what
+/// touched the same nodes since are read only when an undo or redo reaches
+/// it (`olderLogNeeded`, `restoreOlderLog`): an open reads as much of the
+/// log whatever the oldest group anyone holds.
 extension DocumentLedger {
     public var snapshotJSON: JSON {
         .obj([("version", .int(version)), ("seq", .int(seq)), ("hash", .string(Hex.string(headHash))),
@@ -26,13 +32,13 @@ extension DocumentLedger {
     /// Drops undo bookkeeping no group can reach any more (see `UndoHistory.compact`).
     public mutating func compactHistory() { history.compact(head: version) }
 
-    /// The first version a restore of `snapshot` needs from the log (past its version when none).
+    /// The first version a restore of `snapshot` needs from the log: the
+    /// rebase window's (past its version when the window is empty).
     public static func tailStart(snapshot: JSON, limits: Limits) throws(RewindError) -> Int64 {
-        guard let o = snapshot.objectValue, let v = o["version"]?.intValue, let h = o["history"] else {
+        guard let o = snapshot.objectValue, let v = o["version"]?.intValue, o["history"] != nil else {
             throw RewindError(.internal, "snapshot without version or history")
         }
-        let floor = try UndoHistory(snapshot: h, floor: v + 1).floor(head: v)
-        return max(1, min(floor, v + 1 - Int64(limits.maxRebaseDistance)))
+        return Swift.max(1, v + 1 - Int64(limits.maxRebaseDistance))
     }
 
     /// A ledger from a snapshot and the log entries `tail` (from event
@@ -51,13 +57,13 @@ extension DocumentLedger {
         let tail = entries.compactMap { if case let .event(e) = $0 { return e }; return nil }
         self.init(doc: doc, limits: limits)
         document = try Document(json: d)
+        let needed = try Self.tailStart(snapshot: snapshot, limits: limits)
         var restored = try UndoHistory(snapshot: h, floor: v + 1)
-        let floor = restored.floor(head: v)
-        restored = try UndoHistory(snapshot: h, floor: floor)
+        // The log is held from the oldest event a group reaches, or from the tail's start if that is later.
+        restored = try UndoHistory(snapshot: h, floor: Swift.max(restored.floor(head: v), needed))
         for u in o["users"]?.arrayValue ?? [] {
             if let uo = u.objectValue, let id = uo["id"]?.intValue, let name = uo["name"]?.stringValue { userNames[id] = name }
         }
-        let needed = try Self.tailStart(snapshot: snapshot, limits: limits)
         let usable = tail.filter { $0.version >= needed && $0.version <= v }
         guard usable.count == Int(v - needed + 1), usable.first.map({ $0.version == needed }) ?? (v < needed) else {
             throw RewindError(.internal, "snapshot of \(doc) at \(v) needs events \(needed)…\(v), got \(usable.count)")

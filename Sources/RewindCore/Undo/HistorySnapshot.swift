@@ -116,3 +116,39 @@ extension UndoHistory {
         }
     }
 }
+
+extension UndoHistory {
+    /// The first version an undo or redo of `group` reads that this history
+    /// does not hold (restored from a snapshot with a shorter tail), or nil.
+    /// A revert reads the group's events and those after them that touched
+    /// the same nodes; the restored selection, those after its first edit.
+    public func olderLogNeeded(for group: Group) -> Int64? {
+        let first = Swift.min(group.edits.first ?? .max, group.effect.first ?? .max)
+        return first < logBase ? first : nil
+    }
+
+    /// Puts back the log of the events just below `logBase` (oldest first,
+    /// contiguous, the last one `logBase - 1`), and indexes them as recording
+    /// them would have. Events already held before restored ones may have
+    /// reverted ones now put back: they are indexed again, so that the touch
+    /// index is the one the live history built.
+    public mutating func restoreOlderLog(_ events: [Event]) throws(RewindError) {
+        let older = events.filter { $0.version < logBase }
+        guard let first = older.first else { return }
+        for (i, e) in older.enumerated() where e.version != first.version + Int64(i) || (i == older.count - 1 && e.version != logBase - 1) {
+            throw RewindError(.internal, "older log: expected versions \(first.version)…\(logBase - 1), got \(e.version) at \(i)")
+        }
+        var part = UndoHistory(levels: levels)
+        for e in older { part.restoreLog(e) }
+        let heldFrom = logBase
+        log = part.log + log
+        logBase = first.version
+        for (k, versions) in part.touches { touches[k] = versions + (touches[k] ?? []) }
+        for entry in log[Int(heldFrom - logBase)...] where entry.reverted.contains(where: { $0 < heldFrom }) {
+            for k in nodes(of: entry) {
+                let at = touches(of: k, after: entry.version - 1)
+                if at.first != entry.version { touches[k, default: []].insert(entry.version, at: at.startIndex) }
+            }
+        }
+    }
+}

@@ -145,6 +145,11 @@ public struct UndoHistory: Sendable {
     /// inverse touch, and a revert also what the events it reverted touched:
     /// so an edit and the undo that cancels it always show up together.
     mutating func index(_ entry: Logged) {
+        for k in nodes(of: entry) { touches[k, default: []].append(entry.version) }
+    }
+
+    /// The nodes `entry` touches, for the index.
+    func nodes(of entry: Logged) -> [Key] {
         // A handful of nodes an event, most often one: a list searched beats a set hashed.
         var nodes: [Key] = []
         func add(_ op: Op) {
@@ -162,7 +167,7 @@ public struct UndoHistory: Sendable {
         }
         add(entry)
         for v in entry.reverted { if let l = logged(v) { add(l) } }
-        for k in nodes { touches[k, default: []].append(entry.version) }
+        return nodes
     }
 
     public mutating func record(_ m: GroupMark) {
