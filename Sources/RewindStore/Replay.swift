@@ -28,8 +28,10 @@ public enum Replay {
         let reader = LogPageReader(doc: doc, db: db, toSeq: stop, cipher: cipher, checksChain: false)
         defer { reader.finish() }
         var previous: [UInt8] = []
+        var page: [LogEntry] = []
         while ledger.seq < stop {
-            for entry in try reader.next() {
+            page = try reader.next(done: page)
+            for entry in page {
                 try DocumentLedger.checkChain(entry, doc: doc, after: previous)
                 previous = entry.hash
                 try ledger.replay(entry, verify: false)

@@ -151,9 +151,9 @@ public enum Verify {
         // them are checked here (to the log's real end, past the head if it goes on).
         let reader = LogPageReader(doc: doc, db: db, toSeq: .max, cipher: cipher, checksChain: false, endsAtEmptyPage: true)
         defer { reader.finish() }
+        var entries: [LogEntry] = []
         while true {
-            let entries: [LogEntry]
-            do { entries = try reader.next() } catch {
+            do { entries = try reader.next(done: entries) } catch {
                 return Problem(doc: doc, seq: ledger.seq + 1, what: error.message)
             }
             if entries.isEmpty { break }

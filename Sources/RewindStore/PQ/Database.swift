@@ -40,6 +40,30 @@ public final class Database {
         }
     }
 
+    /// Sends one statement without waiting for it: PostgreSQL runs it and
+    /// sends its rows while the caller works; `receive` collects them. One
+    /// statement at a time, and nothing else on the connection meanwhile.
+    public func send(_ statement: PipelineConnection.Statement) throws(RewindError) {
+        let sent = PQ.withParams(statement.params) { v, l, f in PQsendQueryParams(conn, statement.sql, Int32(statement.params.count), nil, v, l, f, 0) }
+        guard sent == 1 else { throw .storage("cannot send a query: \(PQ.string(PQerrorMessage(conn)).trimmingSpace)") }
+    }
+
+    /// The rows of the statement `send` sent (its error, if it failed).
+    public func receive() throws(RewindError) -> Rows {
+        var outcome: Result<Rows, RewindError> = .failure(.storage("no result: \(PQ.string(PQerrorMessage(conn)).trimmingSpace)"))
+        while let r = PQgetResult(conn) {
+            defer { PQclear(r) }
+            switch PQresultStatus(r) {
+            case PGRES_TUPLES_OK, PGRES_COMMAND_OK: outcome = .success(PQ.rows(r))
+            default:
+                let f = PQ.failure(r, conn: conn)
+                outcome = .failure(PQstatus(conn) != CONNECTION_OK ? .storage(f.message)
+                    : RewindError(.internal, "SQL failed: \(f)", details: ["sqlstate": .string(f.sqlstate)]))
+            }
+        }
+        return try outcome.get()
+    }
+
     /// Runs a script of several statements (a migration file).
     public func execute(script: String) throws(RewindError) {
         let r = PQexec(conn, script)

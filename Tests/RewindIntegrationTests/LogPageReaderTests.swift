@@ -1,0 +1,47 @@
+import RewindCore
+@testable import RewindStore
+import XCTest
+
+/// The second thread that reads a log's pages for replay and verify asks
+/// PostgreSQL for each next page before it decodes the one it holds: every
+/// entry must still come once, in order, whatever the page size, and a
+/// reader stopped early must leave its connection usable.
+final class LogPageReaderTests: XCTestCase {
+    func testPagesAskedAheadHoldEveryEntryOnceInOrder() throws {
+        let db = try TestDatabase()
+        let server = try ServerProcess(database: db)
+        let t = try Terminal(port: server.port)
+        try t.hello("alice", db)
+        try t.request("create_doc", [("doc", "d")])
+        try t.request("open", [("doc", "d")])
+        try t.submit("d", tx: "seed", base: 0, [["op": "create", "node": "n", "parent": "root", "kind": "text", "text": ""]])
+        for i in 1..<23 { try t.submit("d", tx: "t\(i)", base: Int64(i), [["op": "insert", "node": "n", "pos": 0, "text": "x"]]) }
+        try t.request("begin_group", [("doc", "d")])
+        try t.submit("d", tx: "t23", base: 23, [["op": "insert", "node": "n", "pos": 0, "text": "y"]])
+        try t.request("end_group", [("doc", "d")])
+        let head = try db.db.query("SELECT seq FROM documents WHERE id = 'd'").int(0, 0)!
+        XCTAssertEqual(head, 25, "24 events and a mark")
+        let cipher = try DocumentKeys.cipher(for: "d", keys: DocumentKeys(master: TestDatabase.masterKey), db: db.db)
+
+        for (pageSize, stop, endsAtEmptyPage) in [(5, head, false), (4, head, false), (25, head, false), (7, Int64.max, true), (1, 10, false)] {
+            let reader = LogPageReader(doc: "d", db: db.db, toSeq: stop, cipher: cipher, pageSize: pageSize, endsAtEmptyPage: endsAtEmptyPage)
+            var seqs: [Int64] = [], page: [LogEntry] = []
+            while seqs.last ?? 0 < min(stop, head) {
+                page = try reader.next(done: page)
+                XCTAssertLessThanOrEqual(page.count, pageSize)
+                seqs += page.map(\.seq)
+            }
+            if endsAtEmptyPage { XCTAssertEqual(try reader.next(done: page).count, 0, "the page after the end is empty") }
+            reader.finish()
+            XCTAssertEqual(seqs, Array(1...min(stop, head)), "page size \(pageSize)")
+        }
+
+        // Stopped after its first page, with the next one asked for: the connection answers the next query.
+        let early = LogPageReader(doc: "d", db: db.db, toSeq: head, cipher: cipher, pageSize: 3)
+        XCTAssertEqual(try early.next().map(\.seq), [1, 2, 3])
+        early.finish()
+        XCTAssertEqual(try db.db.query("SELECT count(*) FROM log WHERE doc = 'd'").int(0, 0), head)
+        XCTAssertEqual(try Replay.document("d", db: db.db).document["n"]?.text.count, 23)
+        XCTAssertNil(try Verify.document("d", db: db.db))
+    }
+}
