@@ -2,10 +2,10 @@ import Dispatch
 import Synchronization
 import RewindCore
 
-/// Pages of one document's log, read, decoded and checked against the hash
-/// chain on a second thread while the caller applies the pages before them
-/// (`Replay`): reading, decoding and hashing were about half of a replay's
-/// time, and the process no longer waits for PostgreSQL between pages.
+/// Pages of one document's log, read and decoded on a second thread while
+/// the caller checks the hash chain of the pages before them and applies
+/// them (`Replay`, `Verify`): reading and decoding are about half of the
+/// work, and the process no longer waits for PostgreSQL between pages.
 ///
 /// Two pages at most are ahead of the caller. The reader owns `db` until
 /// `finish()` returns; the caller must call it (it stops a reader that is
@@ -27,19 +27,16 @@ final class LogPageReader: @unchecked Sendable {
     /// malloc's arena lock (perf: ~15 % of a replay's samples).
     private let used = Mutex<[[LogEntry]]>([])
 
-    /// `checksChain`: false when the caller checks the hash chain itself
-    /// (`Replay` does, on its own thread, to share the work between the two).
     /// `endsAtEmptyPage`: the log may end anywhere (`verify` reads past the
     /// head it was told of): an empty page is the last one, not an error.
     /// `cipher`: opens the sealed ops and inverse (nil: only plain text can be read).
-    init(doc: String, db: Database, toSeq stop: Int64, cipher: DocumentCipher?, pageSize: Int = 5_000, checksChain: Bool = true,
-         endsAtEmptyPage: Bool = false) {
+    init(doc: String, db: Database, toSeq stop: Int64, cipher: DocumentCipher?, pageSize: Int = 5_000, endsAtEmptyPage: Bool = false) {
         let box = DatabaseBox(db)
         free.signal()
         free.signal()
         DispatchQueue.global().async { [self] in
             defer { done.signal() }
-            var previous: [UInt8] = [], put = 0
+            var put = 0
             // The next page is asked for before this one is decoded (its first
             // seq is this page's last): PostgreSQL reads and sends it meanwhile.
             var asked = false
@@ -67,12 +64,6 @@ final class LogPageReader: @unchecked Sendable {
                     let entries = try LogRows.decode(doc: doc, rows, cipher: cipher)
                     if entries.isEmpty && endsAtEmptyPage { return [] }
                     guard !entries.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at entry \(seq), its head says \(stop)") }
-                    if checksChain {
-                        for e in entries {
-                            try DocumentLedger.checkChain(e, doc: doc, after: previous)
-                            previous = e.hash
-                        }
-                    }
                     return entries
                 }
                 slots[put % 2] = page

@@ -139,17 +139,25 @@ public enum Verify {
                       db: Database, progress: ((Int64, Int64) -> Void)?) throws(RewindError) -> Problem? {
         let (headSeq, headVersion, headHash) = head
         var anchored = anchored
-        let snapshotRows = try db.query("SELECT seq, hash, digest, state FROM snapshots WHERE doc = $1 ORDER BY seq", [doc])
-        var snapshots: [(seq: Int64, hash: [UInt8], digest: [UInt8], state: String)] = snapshotRows.values.compactMap { r in
-            guard let s = r[0].flatMap({ Int64($0) }), let h = r[1].flatMap(LogRows.bytea), let d = r[2].flatMap(LogRows.bytea), let t = r[3]
+        // Their states are read one at a time when the replay reaches them, on a connection of
+        // their own (the page reader holds `db`): all of them at once were most of verify's memory.
+        let snapshotRows = try db.query("SELECT seq, hash, digest FROM snapshots WHERE doc = $1 ORDER BY seq", [doc])
+        var snapshots: [(seq: Int64, hash: [UInt8], digest: [UInt8])] = snapshotRows.values.compactMap { r in
+            guard let s = r[0].flatMap({ Int64($0) }), let h = r[1].flatMap(LogRows.bytea), let d = r[2].flatMap(LogRows.bytea)
             else { return nil }
-            return (s, h, d, t)
+            return (s, h, d)
         }
         guard snapshots.count == snapshotRows.count else { return Problem(doc: doc, what: "a snapshot row is malformed") }
-        var ledger = DocumentLedger(doc: doc, limits: .unbounded)
+        let states = snapshots.isEmpty ? nil : try db.another()
+        // Unbounded but for the rebase window: the recent ops it keeps for rebasing and the
+        // transaction ids are a live server's needs, and kept whole they were most of verify's memory.
+        var limits = Limits.unbounded
+        limits.maxRebaseDistance = Limits().maxRebaseDistance
+        var ledger = DocumentLedger(doc: doc, limits: limits)
+        ledger.projectsUndoHistory = false
         // Pages are read and decoded on a second thread while the ones before
         // them are checked here (to the log's real end, past the head if it goes on).
-        let reader = LogPageReader(doc: doc, db: db, toSeq: .max, cipher: cipher, checksChain: false, endsAtEmptyPage: true)
+        let reader = LogPageReader(doc: doc, db: db, toSeq: .max, cipher: cipher, endsAtEmptyPage: true)
         defer { reader.finish() }
         var entries: [LogEntry] = []
         while true {
@@ -178,11 +186,16 @@ public enum Verify {
                 }
                 while let snap = snapshots.first, snap.seq <= seq {
                     snapshots.removeFirst()
-                    if let problem = checkSnapshot(snap, ledger: ledger, at: seq, cipher: cipher) { return Problem(doc: doc, seq: snap.seq, what: problem) }
+                    let row = try states!.query("SELECT state FROM snapshots WHERE doc = $1 AND seq = $2", [doc, String(snap.seq)])
+                    guard row.count == 1, let state = row[0, 0] else { return Problem(doc: doc, seq: snap.seq, what: "a snapshot row is malformed") }
+                    if let problem = checkSnapshot((snap.seq, snap.hash, snap.digest, state), ledger: ledger, at: seq, cipher: cipher) {
+                        return Problem(doc: doc, seq: snap.seq, what: problem)
+                    }
                 }
             }
             // Memory follows the undo stacks, not the log's length (as on the server, at each snapshot).
             ledger.compactHistory()
+            ledger.forgetOldTransactions()
             progress?(ledger.seq, headSeq)
         }
         guard ledger.seq == headSeq, ledger.version == headVersion, ledger.headHash == headHash else {

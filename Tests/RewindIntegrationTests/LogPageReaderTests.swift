@@ -43,5 +43,32 @@ final class LogPageReaderTests: XCTestCase {
         XCTAssertEqual(try db.db.query("SELECT count(*) FROM log WHERE doc = 'd'").int(0, 0), head)
         XCTAssertEqual(try Replay.document("d", db: db.db).document["n"]?.text.count, 23)
         XCTAssertNil(try Verify.document("d", db: db.db))
+
+        // The chain is checked by the thread that applies the pages: a changed entry is named.
+        try db.db.execute(script: """
+            ALTER TABLE log DISABLE TRIGGER USER;
+            UPDATE log SET ops = (SELECT ops FROM log WHERE doc = 'd' AND seq = 11) WHERE doc = 'd' AND seq = 12;
+            ALTER TABLE log ENABLE TRIGGER USER;
+            """)
+        let problem = try Verify.document("d", db: db.db)
+        XCTAssertTrue(problem?.hasPrefix("d entry 12 (version 12): the hash chain of d breaks at entry 12") ?? false, problem ?? "no problem found")
+
+        // A gap: the reader hands over what is there, and verify names the gap.
+        try db.db.execute(script: """
+            ALTER TABLE log DISABLE TRIGGER USER;
+            DELETE FROM log WHERE doc = 'd' AND seq = 12;
+            ALTER TABLE log ENABLE TRIGGER USER;
+            """)
+        let gapped = LogPageReader(doc: "d", db: db.db, toSeq: head, cipher: cipher, pageSize: 5)
+        var seqs: [Int64] = []
+        var page: [LogEntry] = []
+        while seqs.last ?? 0 < head {
+            page = try gapped.next(done: page)
+            seqs += page.map(\.seq)
+        }
+        gapped.finish()
+        XCTAssertEqual(seqs, Array(1...11) + Array(13...head))
+        let gap = try Verify.document("d", db: db.db)
+        XCTAssertTrue(gap?.contains("the log jumps from entry 11 to 13") ?? false, gap ?? "no problem found")
     }
 }

@@ -5,6 +5,38 @@ import XCTest
 /// Opening a long document from a snapshot gives the same state and stacks
 /// as replaying its log, and old transactions are still recognised.
 final class SnapshotIntegrationTests: XCTestCase {
+    /// `verify` reads each snapshot's state when the replay reaches its
+    /// entry (not all of them at once) and still names one changed after it
+    /// was stored, and one whose state and digest were rewritten together.
+    func testVerifyChecksEverySnapshotAsItReachesIt() throws {
+        let db = try TestDatabase()
+        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "5"])
+        let t = try Terminal(port: server.port)
+        try t.hello("alice", db)
+        try t.request("create_doc", [("doc", "d")])
+        try t.request("open", [("doc", "d")])
+        for i in 0..<12 { try t.submit("d", tx: "s\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "k", "value": .int(Int64(i))]]) }
+        var seqs: [Int64] = []
+        for _ in 0..<50 {
+            let rows = try db.db.query("SELECT seq FROM snapshots WHERE doc = 'd' ORDER BY seq")
+            seqs = (0..<rows.count).compactMap { rows.int($0, 0) }
+            if seqs.count >= 2 { break }
+            usleep(100_000)
+        }
+        XCTAssertEqual(seqs, [5, 10])
+        XCTAssertNil(try Verify.document("d", db: db.db))
+
+        try db.db.execute(script: "UPDATE snapshots SET state = state || ' ' WHERE doc = 'd' AND seq = 10")
+        XCTAssertEqual(try Verify.document("d", db: db.db), "d entry 10: snapshot does not match its digest (changed after it was stored)")
+        // The state of version 5 put at entry 10 with a digest that matches it: the replayed state there differs.
+        try db.db.execute(script: """
+            UPDATE snapshots SET state = (SELECT state FROM snapshots WHERE doc = 'd' AND seq = 5),
+                                 digest = (SELECT digest FROM snapshots WHERE doc = 'd' AND seq = 5)
+             WHERE doc = 'd' AND seq = 10
+            """)
+        XCTAssertEqual(try Verify.document("d", db: db.db), "d entry 10: snapshot's state differs from the replayed state at this entry")
+    }
+
     /// Alice edits twice at the start and never again; Bob edits 1,200
     /// times, setting the key Alice set. After a restart the document opens
     /// from a snapshot whose tail is only the rebase window, far above

@@ -5,9 +5,12 @@ import RewindCore
 /// never uses it: its queries go through `PipelineConnection` on the loop.
 public final class Database {
     let conn: OpaquePointer
+    /// What it was opened with: `another()` opens a second connection the same way.
+    let conninfo: String
 
     /// `conninfo` as libpq takes it ("" reads the standard PG* variables).
     public init(_ conninfo: String) throws(RewindError) {
+        self.conninfo = conninfo
         guard let c = PQconnectdb(conninfo) else { throw .storage("out of memory") }
         guard PQstatus(c) == CONNECTION_OK else {
             let m = PQ.string(PQerrorMessage(c)).trimmingSpace
@@ -19,6 +22,9 @@ public final class Database {
     }
 
     deinit { PQfinish(conn) }
+
+    /// A second connection to the same database (for queries while this one is busy on another thread).
+    public func another() throws(RewindError) -> Database { try Database(conninfo) }
 
     /// Runs one parameterized statement and returns its rows.
     @discardableResult
