@@ -2,83 +2,119 @@ import Dispatch
 import Synchronization
 import RewindCore
 
-/// Pages of one document's log, read and decoded on a second thread while
-/// the caller checks the hash chain of the pages before them and applies
-/// them (`Replay`, `Verify`): reading and decoding are about half of the
-/// work, and the process no longer waits for PostgreSQL between pages.
+/// Pages of one document's log, read and decoded on other threads while the
+/// caller checks the hash chain of the pages before them and applies them
+/// (`Replay`, `Verify`): reading and decoding are more than half of the
+/// work, so they are shared by `workers` threads, each on a connection of
+/// its own, page k read by worker k mod workers. A page is a fixed range of
+/// entries (`seq` in (k·pageSize, (k+1)·pageSize]), so no worker waits for
+/// another to know where its next page starts; a gap in the log shows as a
+/// short page, which the caller names ("the log jumps…").
 ///
-/// Two pages at most are ahead of the caller. The reader owns `db` until
-/// `finish()` returns; the caller must call it (it stops a reader that is
-/// still ahead, and waits for it to be done with the connection).
-final class LogPageReader: @unchecked Sendable {
+/// The reader owns `db` until `finish()` returns; the caller must call it
+/// (it stops workers still ahead, and waits for them to let go of their
+/// connections).
+final class LogPageReader {
+    private let workers: [PageWorker]
+    private var taken = 0
+
+    /// `endsAtEmptyPage`: the log may end anywhere (`verify` reads past the
+    /// head it was told of): an empty page is the last one, not an error.
+    /// `cipher`: opens the sealed ops and inverse (nil: only plain text can be read).
+    /// `workers`: threads (and connections: `db`, then `db.another()`) reading pages.
+    init(doc: String, db: Database, toSeq stop: Int64, cipher: DocumentCipher?, pageSize: Int = 5_000, endsAtEmptyPage: Bool = false,
+         workers: Int = 2) throws(RewindError) {
+        var connections = [db]
+        // A log of one page needs no second connection.
+        while connections.count < max(1, workers) && stop > Int64(pageSize) { connections.append(try db.another()) }
+        self.workers = connections.enumerated().map { i, c in
+            PageWorker(doc: doc, db: c, toSeq: stop, cipher: cipher, pageSize: pageSize, endsAtEmptyPage: endsAtEmptyPage,
+                       first: i, stride: connections.count)
+        }
+    }
+
+    /// The next page, in order (or why it could not be read). `done`: the
+    /// page before, applied and no longer needed (freed on the thread that
+    /// made it: memory allocated on one thread and freed on another makes
+    /// both wait on malloc's arena lock — perf: ~15 % of a replay's samples).
+    func next(done page: consuming [LogEntry]? = nil) throws(RewindError) -> [LogEntry] {
+        if let page, taken > 0 { workers[(taken - 1) % workers.count].recycle(page) }
+        defer { taken += 1 }
+        return try workers[taken % workers.count].next()
+    }
+
+    /// Stops the workers still ahead and waits until they have let go of their connections.
+    func finish() {
+        for w in workers { w.finish() }
+    }
+}
+
+/// One thread reading every `stride`-th page from `first` on, at most two
+/// pages ahead of the caller. The next page is asked of PostgreSQL before
+/// this one is decoded, so it is read and sent meanwhile.
+private final class PageWorker: @unchecked Sendable {
     // The slots are handed over by the semaphores: one side touches a slot
     // only between its `wait` and the other side's `signal`.
     private var slots: [Result<[LogEntry], RewindError>?] = [nil, nil]
     private let filled = DispatchSemaphore(value: 0)
     /// Made at 0 and signalled twice: libdispatch traps when a semaphore is
-    /// freed below the value it was made with, which a reader stopped early
+    /// freed below the value it was made with, which a worker stopped early
     /// (a broken chain, `finish()` mid-way) leaves it at.
     private let free = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
     private var taken = 0
-    /// Pages the caller is done with, freed on the reader's thread: memory
-    /// allocated on one thread and freed on another makes both wait on
-    /// malloc's arena lock (perf: ~15 % of a replay's samples).
+    /// Pages the caller is done with, freed on this thread.
     private let used = Mutex<[[LogEntry]]>([])
 
-    /// `endsAtEmptyPage`: the log may end anywhere (`verify` reads past the
-    /// head it was told of): an empty page is the last one, not an error.
-    /// `cipher`: opens the sealed ops and inverse (nil: only plain text can be read).
-    init(doc: String, db: Database, toSeq stop: Int64, cipher: DocumentCipher?, pageSize: Int = 5_000, endsAtEmptyPage: Bool = false) {
+    init(doc: String, db: Database, toSeq stop: Int64, cipher: DocumentCipher?, pageSize: Int, endsAtEmptyPage: Bool,
+         first: Int, stride: Int) {
         let box = DatabaseBox(db)
         free.signal()
         free.signal()
         DispatchQueue.global().async { [self] in
             defer { done.signal() }
-            var put = 0
-            // The next page is asked for before this one is decoded (its first
-            // seq is this page's last): PostgreSQL reads and sends it meanwhile.
+            let size = Int64(pageSize)
             var asked = false
             defer { if asked { _ = try? box.db.receive() } }
-            func ask(after seq: Int64) throws(RewindError) {
-                try box.db.send(LogRows.range(doc: doc, afterSeq: seq, toSeq: stop, limit: pageSize))
+            func ask(page k: Int64) throws(RewindError) {
+                try box.db.send(LogRows.range(doc: doc, afterSeq: k * size, toSeq: min(stop, (k + 1) * size), limit: pageSize))
                 asked = true
             }
-            func receive() throws(RewindError) -> Rows {
-                asked = false
-                return try box.db.receive()
-            }
-            var seq: Int64 = 0
-            while seq < stop {
+            var page = Int64(first), put = 0
+            while page * size < stop {
                 free.wait()
                 if stopping.load(ordering: .acquiring) { return }
                 used.withLock { $0.removeAll() }
-                let page = Result { () throws(RewindError) -> [LogEntry] in
-                    let rows: Rows
-                    if asked { rows = try receive() } else {
-                        try ask(after: seq)
-                        rows = try receive()
-                    }
-                    if let last = rows.values.last?[0].flatMap({ Int64($0) }), last < stop { try ask(after: last) }
+                let result = Result { () throws(RewindError) -> [LogEntry] in
+                    if !asked { try ask(page: page) }
+                    asked = false
+                    let rows = try box.db.receive()
+                    let next = page + Int64(stride)
+                    if next * size < stop && !(rows.values.isEmpty && endsAtEmptyPage) { try ask(page: next) }
                     let entries = try LogRows.decode(doc: doc, rows, cipher: cipher)
                     if entries.isEmpty && endsAtEmptyPage { return [] }
-                    guard !entries.isEmpty else { throw RewindError(.internal, "log of \(doc) ends at entry \(seq), its head says \(stop)") }
+                    guard !entries.isEmpty else {
+                        throw RewindError(.internal, "log of \(doc) ends before entry \(page * size + 1), its head says \(stop)")
+                    }
                     return entries
                 }
-                slots[put % 2] = page
+                slots[put % 2] = result
                 put += 1
                 filled.signal()
-                guard case let .success(entries) = page, !entries.isEmpty else { return }
-                seq = entries.last!.seq
+                guard case let .success(entries) = result, !entries.isEmpty else { return }
+                page += Int64(stride)
             }
+            // Past the last page: a caller still asking (the log ended before the head it was
+            // told of) is answered, not left waiting on a thread that is gone.
+            free.wait()
+            slots[put % 2] = endsAtEmptyPage ? .success([])
+                : .failure(RewindError(.internal, "log of \(doc) ends before entry \(stop), its head"))
+            filled.signal()
         }
     }
 
-    /// The next page, checked (or why it could not be read). `done`: the
-    /// page before, applied and no longer needed (freed on the reader's thread).
-    func next(done page: consuming [LogEntry]? = nil) throws(RewindError) -> [LogEntry] {
-        if let page { used.withLock { $0.append(page) } }
+    func next() throws(RewindError) -> [LogEntry] {
         filled.wait()
         let page = slots[taken % 2]!
         slots[taken % 2] = nil
@@ -87,10 +123,11 @@ final class LogPageReader: @unchecked Sendable {
         return try page.get()
     }
 
-    /// Stops the reader if it is still ahead and waits until it has let go of the connection.
+    func recycle(_ page: [LogEntry]) { used.withLock { $0.append(page) } }
+
     func finish() {
         stopping.store(true, ordering: .releasing)
-        free.signal()  // a reader waiting for a free slot sees the flag
+        free.signal()  // a worker waiting for a free slot sees the flag
         done.wait()
     }
 

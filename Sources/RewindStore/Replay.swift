@@ -25,7 +25,7 @@ public enum Replay {
         // here their hashes are checked and they are applied. Reading and
         // decoding cost about as much as hashing and applying (perf, 300,000
         // events): the two threads are kept about equally busy.
-        let reader = LogPageReader(doc: doc, db: db, toSeq: stop, cipher: cipher)
+        let reader = try LogPageReader(doc: doc, db: db, toSeq: stop, cipher: cipher)
         defer { reader.finish() }
         var previous: [UInt8] = []
         var page: [LogEntry] = []

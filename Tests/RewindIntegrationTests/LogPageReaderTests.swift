@@ -2,10 +2,11 @@ import RewindCore
 @testable import RewindStore
 import XCTest
 
-/// The second thread that reads a log's pages for replay and verify asks
-/// PostgreSQL for each next page before it decodes the one it holds: every
-/// entry must still come once, in order, whatever the page size, and a
-/// reader stopped early must leave its connection usable.
+/// The threads that read a log's pages for replay and verify (two, each on
+/// its own connection, taking turns by page) ask PostgreSQL for each next
+/// page before they decode the one they hold: every entry must still come
+/// once, in order, whatever the page size; a log shorter than its head is an
+/// error, not a wait; and a reader stopped early leaves its connection usable.
 final class LogPageReaderTests: XCTestCase {
     func testPagesAskedAheadHoldEveryEntryOnceInOrder() throws {
         let db = try TestDatabase()
@@ -24,7 +25,7 @@ final class LogPageReaderTests: XCTestCase {
         let cipher = try DocumentKeys.cipher(for: "d", keys: DocumentKeys(master: TestDatabase.masterKey), db: db.db)
 
         for (pageSize, stop, endsAtEmptyPage) in [(5, head, false), (4, head, false), (25, head, false), (7, Int64.max, true), (1, 10, false)] {
-            let reader = LogPageReader(doc: "d", db: db.db, toSeq: stop, cipher: cipher, pageSize: pageSize, endsAtEmptyPage: endsAtEmptyPage)
+            let reader = try LogPageReader(doc: "d", db: db.db, toSeq: stop, cipher: cipher, pageSize: pageSize, endsAtEmptyPage: endsAtEmptyPage)
             var seqs: [Int64] = [], page: [LogEntry] = []
             while seqs.last ?? 0 < min(stop, head) {
                 page = try reader.next(done: page)
@@ -36,8 +37,21 @@ final class LogPageReaderTests: XCTestCase {
             XCTAssertEqual(seqs, Array(1...min(stop, head)), "page size \(pageSize)")
         }
 
+        // Told of a head past the log's end: every entry, then an error — not a wait on a worker that is done.
+        let beyond = try LogPageReader(doc: "d", db: db.db, toSeq: head + 2, cipher: cipher, pageSize: 10)
+        var got: [Int64] = [], last: [LogEntry] = [], failure: RewindError?
+        do {
+            while true {
+                last = try beyond.next(done: last)
+                got += last.map(\.seq)
+            }
+        } catch { failure = error }
+        beyond.finish()
+        XCTAssertEqual(got, Array(1...head))
+        XCTAssertTrue(failure?.message.contains("ends before entry \(head + 2)") ?? false, "\(String(describing: failure))")
+
         // Stopped after its first page, with the next one asked for: the connection answers the next query.
-        let early = LogPageReader(doc: "d", db: db.db, toSeq: head, cipher: cipher, pageSize: 3)
+        let early = try LogPageReader(doc: "d", db: db.db, toSeq: head, cipher: cipher, pageSize: 3)
         XCTAssertEqual(try early.next().map(\.seq), [1, 2, 3])
         early.finish()
         XCTAssertEqual(try db.db.query("SELECT count(*) FROM log WHERE doc = 'd'").int(0, 0), head)
@@ -59,7 +73,7 @@ final class LogPageReaderTests: XCTestCase {
             DELETE FROM log WHERE doc = 'd' AND seq = 12;
             ALTER TABLE log ENABLE TRIGGER USER;
             """)
-        let gapped = LogPageReader(doc: "d", db: db.db, toSeq: head, cipher: cipher, pageSize: 5)
+        let gapped = try LogPageReader(doc: "d", db: db.db, toSeq: head, cipher: cipher, pageSize: 5)
         var seqs: [Int64] = []
         var page: [LogEntry] = []
         while seqs.last ?? 0 < head {
