@@ -12,7 +12,7 @@ extension Connection {
     func fail(_ r: Request, _ e: RewindError) {
         counts?.error(RequestLabels.index(of: r.type), e.code)
         reply(Message.error(r.id, e, tag: r.replyTag))
-        if errorPrompts && Connection.promptedErrors.contains(e.code) { server.presentErrorPrompt(e, for: r, to: self) }
+        if errorPrompts && Connection.promptedErrors.contains(e.code) { host.presentErrorPrompt(e, for: r, to: self) }
     }
 
     /// Errors about what a request asked for (not framing, not the server's state).
@@ -54,7 +54,7 @@ extension Connection {
 
     private func counted(_ count: Int) {
         outputBytes += count
-        if outputBytes >= maxOutputBytes && overBoundSince == nil { overBoundSince = server.now }
+        if outputBytes >= maxOutputBytes && overBoundSince == nil { overBoundSince = host.now }
         markDirty()
     }
 
@@ -63,7 +63,7 @@ extension Connection {
     func slow(_ why: String) {
         guard !isClosed, closingSoon == nil else { return }
         counts?.slowDisconnects += 1
-        server.logger.warning("closing slow terminal", metadata: ["conn": "\(label)", "why": "\(why)"])
+        settings.logger.warning("closing slow terminal", metadata: ["conn": "\(label)", "why": "\(why)"])
         closeSoon(reason: "slow", retry: true, message: "\(why); reconnect and `open` with `since` to catch up")
     }
 
@@ -77,21 +77,21 @@ extension Connection {
     func closeSoon(reason: String, retry: Bool, message: String) {
         guard !isClosed, closingSoon == nil else { return }
         closingSoon = (reason, retry, message)
-        server.closeAfterTurn(self)
+        host.closeAfterTurn(self)
     }
 
     /// `closeSoon`'s second half, run by the server after the loop turn.
     func closeMarked() {
         guard let m = closingSoon else { return }
         // Nobody reads a `bye` on a connection whose writes fail: it ends as a disconnect.
-        if stream.writeFailed { return server.connectionEnded(self, reason: m.message) }
+        if stream.writeFailed { return host.connectionEnded(self, reason: m.message) }
         close(reason: m.reason, retry: m.retry, message: m.message)
     }
 
     func markDirty() {
         if !isDirty {
             isDirty = true
-            server.dirty.append(self)
+            host.outputPending(self)
         }
     }
 
@@ -175,7 +175,7 @@ extension Connection {
         if outputBytes < maxOutputBytes { overBoundSince = nil }
         guard hasOutput || !stream.isReading || transport.bufferedBytes > 0 else { return }
         if hasOutput { markDirty() }  // the rest of a streamed reply
-        server.continueNextTurn(self)  // pump, next turn
+        host.continueNextTurn(self)  // pump, next turn
     }
 
     /// A write's queued rest is written (or failed).
@@ -209,10 +209,10 @@ extension Connection {
         flush(budgeted: false)
         isClosed = true
         stream.close()
-        server.connectionEnded(self, reason: reason)
+        host.connectionEnded(self, reason: reason)
         // A peer that stops reading would keep the shutdown (and its unsent
         // bytes) pending forever: close hard after a grace period.
-        server.closeHardLater(stream)
+        host.closeHardLater(stream)
     }
 
     /// Closes without a word (the peer is gone).

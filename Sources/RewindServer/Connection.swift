@@ -47,7 +47,8 @@ final class Connection {
     // Only the loop's thread touches them: no dynamic exclusivity checks
     // (`swift_beginAccess` on each access) on the broadcast path.
     let stream: TCPStream
-    unowned let server: Server
+    /// The server it belongs to, seen only as what a connection may ask of it.
+    unowned let host: any ConnectionHost
     /// What is written next, in order: everything queued ahead of a streamed reply.
     @exclusivity(unchecked) var output: [SharedBytes] = []
     /// Queued, streamed (estimated) and handed to libuv but not yet written.
@@ -138,17 +139,21 @@ final class Connection {
 
     static let sliceBytes = 256 << 10
 
-    init(id: Int, stream: TCPStream, server: Server) {
+    /// The server's settings, shared by every connection (one reference each).
+    let settings: ConnectionSettings
+
+    init(id: Int, stream: TCPStream, host: any ConnectionHost, settings: ConnectionSettings) {
         self.id = id
         self.stream = stream
-        self.server = server
-        maxOutputBytes = server.config.maxOutputBytes
-        counts = server.metrics?.counts
-        transport = LineTransport(maxFrameBytes: server.config.limits.maxFrameBytes)
+        self.host = host
+        self.settings = settings
+        maxOutputBytes = settings.config.maxOutputBytes
+        counts = settings.metrics?.counts
+        transport = LineTransport(maxFrameBytes: settings.config.limits.maxFrameBytes)
         peer = stream.peer
-        connectedAt = server.now
+        connectedAt = host.now
         lastHeard = connectedAt
-        requests = TokenBucket(rate: server.config.requestsPerSecond, burst: server.config.requestBurst, now: connectedAt)
+        requests = TokenBucket(rate: settings.config.requestsPerSecond, burst: settings.config.requestBurst, now: connectedAt)
     }
 
     var label: String { "\(user?.name ?? "-")/\(clientID ?? "-")@\(peer)" }
@@ -161,7 +166,7 @@ final class Connection {
         stream.onQueuedWritten = { [self] bytes, ok in written(bytes, ok: ok) }
         stream.startReading { [unowned self] data in
             guard let data else {
-                self.server.connectionEnded(self, reason: "closed by peer")
+                self.host.connectionEnded(self, reason: "closed by peer")
                 return
             }
             if self.proxyPrefix != nil { return self.readProxyHeader(Array(data)) }
@@ -184,14 +189,14 @@ final class Connection {
             let rest = Array(proxyPrefix![length...])
             proxyPrefix = nil
             if let source { peer = source }
-            guard server.proxyHeaderRead(self) else { return }
+            guard host.proxyHeaderRead(self) else { return }
             rest.withUnsafeBytes { take($0) }
         }
     }
 
     private func proxyHeaderFailed(_ why: String) {
         proxyPrefix = nil
-        server.logger.warning("bad PROXY header from a trusted load balancer", metadata: ["peer": "\(peer)", "why": "\(why)"])
+        settings.logger.warning("bad PROXY header from a trusted load balancer", metadata: ["peer": "\(peer)", "why": "\(why)"])
         close(reason: "bad_frames", retry: false, message: "\(why) (this address must send a PROXY protocol header first: --proxy-protocol-from)")
     }
 
@@ -199,7 +204,7 @@ final class Connection {
 
     /// Frames may be dispatched now (see the type's comment).
     private var mayDispatch: Bool {
-        processing == 0 && closingSoon == nil && outputBytes < maxOutputBytes && commitsInFlight < server.config.maxCommitsInFlight
+        processing == 0 && closingSoon == nil && outputBytes < maxOutputBytes && commitsInFlight < settings.config.maxCommitsInFlight
     }
 
     /// Dispatches buffered frames, in order, while nothing holds the
@@ -213,14 +218,14 @@ final class Connection {
         }
         var served = 0
         while mayDispatch && !isClosed {
-            guard served < server.config.requestsPerTurn else {
-                server.continueNextTurn(self)  // fair share: others go first
+            guard served < settings.config.requestsPerTurn else {
+                host.continueNextTurn(self)  // fair share: others go first
                 return
             }
             guard let frame = transport.next() else { return }
             served += 1
-            lastHeard = server.now
-            server.handle(frame, from: self)
+            lastHeard = host.now
+            host.handle(frame, from: self)
         }
     }
 
@@ -228,8 +233,8 @@ final class Connection {
         // Read only when everything complete has been taken: the rest waits in the kernel.
         let waiting = transport.bufferedBytes > 0 && !transport.holdsPartial
         if mayDispatch && !waiting { stream.resumeReading() } else { stream.pauseReading() }
-        partialSince = transport.holdsPartial ? (partialSince ?? server.now) : nil
-        server.partialLineChanged(self, to: transport.partialBytes)
+        partialSince = transport.holdsPartial ? (partialSince ?? host.now) : nil
+        host.partialLineChanged(self, to: transport.partialBytes)
     }
 
     /// The request being processed goes on after the current call returns:
@@ -267,7 +272,7 @@ final class Connection {
             }
             return
         }
-        if commitsInFlight == server.config.maxCommitsInFlight - 1 { pump() }
+        if commitsInFlight == settings.config.maxCommitsInFlight - 1 { pump() }
     }
 
     /// Runs `body` once every edit this connection sent before (submits,

@@ -85,6 +85,8 @@ public final class Server {
     let serverName = "rewind/0.1"
     /// The web editor's files (`GET /`, `GET /rewind.js`), read at start.
     let webFiles: WebFiles
+    /// What every connection reads (`ConnectionHost.swift`).
+    private lazy var connectionSettings = ConnectionSettings(config: config, logger: logger, metrics: metrics, webFiles: webFiles)
 
     public init(config: ServerConfig, logger: Logger) {
         self.config = config
@@ -215,7 +217,7 @@ public final class Server {
     // MARK: Connections
 
     private func accept(_ stream: TCPStream) {
-        let c = Connection(id: nextConnectionID, stream: stream, server: self)
+        let c = Connection(id: nextConnectionID, stream: stream, host: self, settings: connectionSettings)
         nextConnectionID += 1
         if shuttingDown {
             c.close(reason: "shutdown", retry: true, message: "server shutting down")

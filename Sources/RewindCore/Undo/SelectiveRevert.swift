@@ -182,6 +182,3 @@ extension UndoHistory {
         return nil
     }
 }
-
-extension Op {
-}

@@ -40,11 +40,11 @@ extension Connection {
         case .needMore: return
         case let .refused(status, reason): respond(HTTPResponse(status, reason))
         case let .request(r, length):
-            switch WebRoute.decide(r, origins: server.config.allowedOrigins) {
+            switch WebRoute.decide(r, origins: settings.config.allowedOrigins) {
             case let .refuse(status, reason, headers):
                 respond(HTTPResponse(status, reason, extraHeaders: headers.map { $0 + "\r\n" }.joined()))
             case let .file(path):
-                guard let file = server.webFiles[path] else { return respond(HTTPResponse(404, "\(path) is not installed on this server")) }
+                guard let file = settings.webFiles[path] else { return respond(HTTPResponse(404, "\(path) is not installed on this server")) }
                 respond(HTTPResponse(200, body: file.bytes, contentType: file.contentType))
             case let .upgrade(key):
                 let rest = Array(head[length...])
@@ -61,9 +61,9 @@ extension Connection {
         output.append(SharedBytes(Array(response.utf8)))
         outputBytes += response.utf8.count
         mode = .webSocket
-        transport = WebSocketTransport(maxMessageBytes: server.config.limits.maxFrameBytes)
-        lastHeard = server.now
-        server.webSocketOpened(self)
+        transport = WebSocketTransport(maxMessageBytes: settings.config.limits.maxFrameBytes)
+        lastHeard = host.now
+        host.webSocketOpened(self)
         rest.withUnsafeBytes { take($0) }
         flush(budgeted: false)
     }
@@ -74,7 +74,7 @@ extension Connection {
         guard let ws = transport as? WebSocketTransport else { return }
         if ws.heardSomething {
             ws.heardSomething = false
-            lastHeard = server.now
+            lastHeard = host.now
         }
         queueOwnFrames()
         if ws.readEnded { endAfterWriting(reason: ws.peerClosed ? "closed by peer" : "WebSocket protocol error") }
@@ -104,8 +104,8 @@ extension Connection {
         flush(budgeted: false)
         isClosed = true
         stream.close()
-        server.connectionEnded(self, reason: reason)
-        server.closeHardLater(stream)
+        host.connectionEnded(self, reason: reason)
+        host.closeHardLater(stream)
     }
 
     private func respond(_ r: HTTPResponse) {
