@@ -152,6 +152,6 @@ extension Server {
         let now = self.now
         guard now >= acceptErrorLoggedAt + 1_000 else { return }
         acceptErrorLoggedAt = now
-        logger.warning("accepting a connection failed: \(uvErrorText(code))", metadata: ["connections": "\(connectionCount)"])
+        logger.warning("accepting a connection failed: \(uvErrorText(code))", metadata: ["connections": "\(sessions.count)"])
     }
 }

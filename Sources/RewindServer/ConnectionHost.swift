@@ -32,7 +32,7 @@ protocol ConnectionHost: AnyObject {
 }
 
 extension Server: ConnectionHost {
-    func outputPending(_ c: Connection) { dirty.append(c) }
+    func outputPending(_ c: Connection) { sessions.outputPending(c) }
 }
 
 /// What every connection of a server reads and never changes: one object

@@ -153,11 +153,9 @@ extension Server {
                 c.shakeToEdit = shakeToEdit
                 c.errorPrompts = errorPrompts
                 c.gestures = gestures
-                let key = self.clientKey(c)!
-                if let old = self.clients[key], old !== c {
+                if let old = self.sessions.claimClient(c) {
                     old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\"")
                 }
-                self.clients[key] = c
                 self.cluster.tookOver(user: user.id, client: client, at: c.helloAt)  // and on the other instances
                 self.logger.debug("hello", metadata: ["conn": "\(c.label)"])
                 let joining = c.processingGoesOn()  // until its quick actions are known

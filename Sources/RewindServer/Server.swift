@@ -40,15 +40,9 @@ public final class Server {
         return a
     }()
     private var listener: TCPListener?
-    private var connections: [Int: Connection] = [:]
-    private var nextConnectionID = 1
-    /// Connections by (user id, client id): a second connection with the same pair replaces the first.
-    var clients: [String: Connection] = [:]
+    /// The connections and their turns on the loop (`Sessions.swift`).
+    let sessions = Sessions()
     private var documents: [String: DocumentRuntime] = [:]
-    var dirty: [Connection] = []
-    /// Connections that used their share of a loop turn with frames left.
-    private var runNext: [Connection] = []
-    private var everyTurn: EveryTurn?
     /// Admission (`Admission.swift`): connections per user, handshakes and failed hellos per address.
     var admission: Admission
     /// Per user: `share`s that named nobody (a probe for user names), `Access/Sharing.swift`.
@@ -56,8 +50,6 @@ public final class Server {
     /// Connections accepted at most: `--max-connections`, lowered to fit the descriptor limit.
     var connectionCap = 0
     var acceptErrorLoggedAt: UInt64 = 0
-    /// Bytes held in incomplete lines, over all connections.
-    private(set) var partialBytes = 0
     /// Prompts presented or waiting on some terminal, and who holds which (`Prompts/PromptCenter.swift`).
     var promptBoard = PromptBoard()
     /// What runs when each held prompt is answered or cancelled, by id.
@@ -119,7 +111,7 @@ public final class Server {
             case let .announce(effects, d): self.announce(effects, in: d)
             case let .tookOver(user, client, at):
                 // An older connection only: notices of two quick reconnects may cross (hosts' clocks are assumed close).
-                if let old = self.clients[Server.clientKey(user: user, client: client)], old.helloAt <= at {
+                if let old = self.sessions.client(user: user, client: client), old.helloAt <= at {
                     old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\" (on another server instance)")
                 }
             }
@@ -200,7 +192,7 @@ public final class Server {
         quickActions.start()
         store.start()
         notifications.start()
-        everyTurn = EveryTurn(loop: loop) { [unowned self] in self.continueTurn() }
+        sessions.start(loop: loop)
         flusher = BeforeSleep(loop: loop) { [unowned self] in self.flushDirty() }
         let sweeper = Timer(loop: loop)
         sweeper.start(after: 1_000, repeat: 1_000) { [unowned self] in self.sweep() }
@@ -217,13 +209,12 @@ public final class Server {
     // MARK: Connections
 
     private func accept(_ stream: TCPStream) {
-        let c = Connection(id: nextConnectionID, stream: stream, host: self, settings: connectionSettings)
-        nextConnectionID += 1
+        let c = Connection(id: sessions.newID(), stream: stream, host: self, settings: connectionSettings)
         if shuttingDown {
             c.close(reason: "shutdown", retry: true, message: "server shutting down")
             return
         }
-        if connections.count >= connectionCap {
+        if sessions.count >= connectionCap {
             c.close(reason: "rate_limited", retry: true, message: "server at its limit of \(connectionCap) connections")
             return
         }
@@ -232,7 +223,7 @@ public final class Server {
         } else {
             guard admitHandshake(c) else { return }
         }
-        connections[c.id] = c
+        sessions.add(c)
         c.start()
     }
 
@@ -241,11 +232,10 @@ public final class Server {
 
     /// Forgets a connection: its documents, its client id. Called once per connection.
     func connectionEnded(_ c: Connection, reason: String) {
-        guard connections.removeValue(forKey: c.id) != nil else { return }
+        guard sessions.remove(c) else { return }
         if !c.isClosed { c.drop() }
         admissionEnded(c)
         partialLineChanged(c, to: 0)
-        if let key = clientKey(c), clients[key] === c { clients[key] = nil }
         quickActions.left(c)
         cancelPrompts(of: c, doc: nil)  // what it showed is cancelled (SPEC section 6)
         // A disconnect closes the terminal's open groups; no ghosts: the others see it leave at once.
@@ -269,48 +259,14 @@ public final class Server {
         }
     }
 
-    var connectionCount: Int { connections.count }
-
-    /// The connection with this id, while it is connected.
-    func connection(_ id: Int) -> Connection? { connections[id] }
-
-    /// The connections of one user, on this server.
-    func connectionsOf(user: Int64) -> [Connection] {
-        connections.values.filter { $0.user?.id == user }
-    }
-
-    func clientKey(_ c: Connection) -> String? {
-        guard let u = c.user, let client = c.clientID else { return nil }
-        return Self.clientKey(user: u.id, client: client)
-    }
-
-    static func clientKey(user: Int64, client: String) -> String { "\(user)\u{1F}\(client)" }
-
     /// `c` used its share of this turn: it goes on at the next, after the others.
-    func continueNextTurn(_ c: Connection) {
-        guard !c.continuesNextTurn else { return }
-        c.continuesNextTurn = true
-        runNext.append(c)
-        everyTurn?.start()  // the loop must not sleep while work is left
-    }
-
-    private func continueTurn() {
-        let list = runNext
-        runNext = []
-        for c in list {
-            c.continuesNextTurn = false
-            c.pump()
-        }
-        if runNext.isEmpty { everyTurn?.stop() }
-    }
+    func continueNextTurn(_ c: Connection) { sessions.continueNextTurn(c) }
 
     /// Keeps the server-wide count of bytes held in incomplete lines; the
     /// connection that takes it past `--max-partial-bytes` is closed.
     func partialLineChanged(_ c: Connection, to bytes: Int) {
-        partialBytes += bytes - c.partialCounted
-        c.partialCounted = bytes
-        if bytes > 0 && partialBytes > config.maxPartialBytes && !c.isClosed {
-            logger.warning("too many bytes held in incomplete lines", metadata: ["conn": "\(c.label)", "held": "\(partialBytes)"])
+        if sessions.partialLineChanged(c, to: bytes, limit: config.maxPartialBytes) && !c.isClosed {
+            logger.warning("too many bytes held in incomplete lines", metadata: ["conn": "\(c.label)", "held": "\(sessions.partialBytes)"])
             c.close(reason: "rate_limited", retry: true,
                     message: "the server holds too many incomplete lines; send whole lines, each ending in a newline")
         }
@@ -321,54 +277,28 @@ public final class Server {
         logger.debug("websocket", metadata: ["conn": "\(c.label)"])
     }
 
-    /// Connections marked `closeSoon` during this loop turn.
-    private var marked: [Connection] = []
-
-    func closeAfterTurn(_ c: Connection) {
-        marked.append(c)
-    }
-
-    /// Closes the connections marked this turn; closing one (its presence
-    /// leaving, its groups closing) may mark others, closed here too.
-    private func closeMarked() {
-        while !marked.isEmpty {
-            let list = marked
-            marked = []
-            for c in list { c.closeMarked() }
-        }
-    }
+    func closeAfterTurn(_ c: Connection) { sessions.closeAfterTurn(c) }
 
     /// Just before the loop sleeps: marked connections close, presence moved this turn is pushed, output is written.
     private func flushDirty() {
         repeat {
-            closeMarked()
+            sessions.closeMarked()
             flushMovedPresence()
             checkPromptStates()
-            closeMarked()
-            let list = dirty
-            dirty = []
-            for c in list { c.flush() }
+            sessions.closeMarked()
+            sessions.flushOutput()
             // A write that found its peer gone marked it: it ends now, not when
             // something next wakes the loop, and what its leaving pushed to others is written.
-        } while !marked.isEmpty
+        } while sessions.hasMarked
     }
 
-    /// Streams saying `bye`, with the time after which they are closed hard.
-    private var closing: [(stream: TCPStream, deadline: UInt64)] = []
-
-    func closeHardLater(_ stream: TCPStream) {
-        closing.append((stream, now + config.closeGraceMs))
-    }
+    func closeHardLater(_ stream: TCPStream) { sessions.closeHardLater(stream, at: now + config.closeGraceMs) }
 
     /// Closes connections that went silent or never said hello.
     func sweep() {
         let now = self.now
-        closing.removeAll { entry in
-            guard now >= entry.deadline else { return false }
-            entry.stream.close(now: true)
-            return true
-        }
-        for c in Array(connections.values) {
+        sessions.closeOverdue(now: now)
+        for c in sessions.all {
             if c.user == nil && now - c.connectedAt > config.handshakeTimeoutMs {
                 c.close(reason: "handshake_timeout", retry: true, message: "no hello within \(config.handshakeTimeoutMs / 1000) s")
             } else if let since = c.partialSince, now - since > config.handshakeTimeoutMs {
@@ -469,11 +399,11 @@ public final class Server {
     private func finishShutdown() {
         guard !finished else { return }
         finished = true
-        for c in Array(connections.values) { c.close(reason: "shutdown", retry: true, message: "server shutting down; reconnect") }
+        for c in sessions.all { c.close(reason: "shutdown", retry: true, message: "server shutting down; reconnect") }
         flushDirty()
         flusher?.close()
         sweeper?.close()
-        everyTurn?.close()
+        sessions.stop()
         cluster.stop()
         quickActions.stop()
         notifications.stop()

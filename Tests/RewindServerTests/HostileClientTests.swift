@@ -57,11 +57,11 @@ final class HostileClientTests: XCTestCase {
         let pipelined = 400
         hostile.pipeline(Array(repeating: (type: "open", fields: [("doc", JSON.string("big"))]), count: pipelined))
         for _ in 0..<200 { s.turn() }  // the server fills what the client's socket holds, then waits
-        let connected = s.server.connectionCount
+        let connected = s.server.sessions.count
         XCTAssertEqual(connected, 2)
 
         hostile.leave()  // with the replies unread: the kernel resets the connection
-        try s.turn(until: { s.server.connectionCount == 1 }, within: 10, "the server to see the client gone")
+        try s.turn(until: { s.server.sessions.count == 1 }, within: 10, "the server to see the client gone")
         for _ in 0..<200 { s.turn() }
         let opens = s.server.metrics!.counts.requests[RequestLabels.index(of: "open")] - opensBefore
         XCTAssertLessThan(opens, 20, "opens taken from a client that never read and then left: \(opens) of \(pipelined)")

@@ -100,7 +100,7 @@ extension Server {
 
     /// Every token of `user` was revoked: its connections end now.
     func tokensRevoked(user: Int64) {
-        for c in connectionsOf(user: user) {
+        for c in sessions.connections(ofUser: user) {
             c.close(reason: "unauthorized", retry: false, message: "your tokens were revoked; ask an operator for a new one")
         }
     }

@@ -7,7 +7,7 @@ extension Server {
         let loaded = loadedDocuments
         var terminals = 0
         for d in loaded { terminals += d.subscribers.count }
-        return metrics.render(.init(connections: connectionCount, documentsLoaded: loaded.count, documentTerminals: terminals,
+        return metrics.render(.init(connections: sessions.count, documentsLoaded: loaded.count, documentTerminals: terminals,
                                     reconnects: store.reconnects + notifications.reconnects,
                                     outages: store.outages, unavailableSeconds: store.unavailableSeconds,
                                     leftReadOnly: store.leftReadOnly + notifications.leftReadOnly))

@@ -40,17 +40,17 @@ extension Server {
         for effect in effects {
             switch effect {
             case let .show(id, t):
-                guard let c = connection(t), let h = promptBoard.held[id] else { continue }
+                guard let c = sessions.connection(t), let h = promptBoard.held[id] else { continue }
                 c.push(SharedBytes(Message.line(.obj([("push", "prompt"), ("doc", h.doc.map { .string($0) }), ("prompt", h.prompt.json)]))))
             case let .dismiss(id, t):
-                connection(t)?.push(SharedBytes(Message.push("dismiss", [("prompt", .string(id))])))
+                sessions.connection(t)?.push(SharedBytes(Message.push("dismiss", [("prompt", .string(id))])))
             case let .presentedChanged(t):
-                guard let c = connection(t), !c.isClosed else { continue }
+                guard let c = sessions.connection(t), !c.isClosed else { continue }
                 for doc in c.openDocuments {
                     if let d = existingDocument(doc) { pushPromptState(d, to: c) }
                 }
             case let .cancel(id, action, by):
-                guard let c = leaving ?? connection(by) else { continue }
+                guard let c = leaving ?? sessions.connection(by) else { continue }
                 promptAnswers.removeValue(forKey: id)?(action, c, nil)
             }
         }
