@@ -42,7 +42,12 @@ public final class Server {
     private var listener: TCPListener?
     /// The connections and their turns on the loop (`Sessions.swift`).
     let sessions = Sessions()
-    private var documents: [String: DocumentRuntime] = [:]
+    /// The documents loaded here (`Documents.swift`).
+    private(set) lazy var documents = Documents { [unowned self] id in
+        let d = DocumentRuntime(id: id, store: self.store, config: self.config, logger: self.logger, loop: self.loop)
+        d.onEffect = { [unowned self, unowned d] effect in self.carryOut(effect, for: d) }
+        return d
+    }
     /// Admission (`Admission.swift`): connections per user, handshakes and failed hellos per address.
     var admission: Admission
     /// Per user: `share`s that named nobody (a probe for user names), `Access/Sharing.swift`.
@@ -319,15 +324,9 @@ public final class Server {
     // MARK: Documents
 
     func existingDocument(_ id: String) -> DocumentRuntime? { documents[id] }
-    var loadedDocuments: [DocumentRuntime] { Array(documents.values) }
+    var loadedDocuments: [DocumentRuntime] { documents.all }
 
-    func document(_ id: String) -> DocumentRuntime {
-        if let d = documents[id] { return d }
-        let d = DocumentRuntime(id: id, store: store, config: config, logger: logger, loop: loop)
-        d.onEffect = { [unowned self, unowned d] effect in self.carryOut(effect, for: d) }
-        documents[id] = d
-        return d
-    }
+    func document(_ id: String) -> DocumentRuntime { documents.runtime(id) }
 
     /// What a document's runtime asks of the rest of the server (`DocumentRuntime.Effect`), done here.
     private func carryOut(_ effect: DocumentRuntime.Effect, for d: DocumentRuntime) {
@@ -350,12 +349,12 @@ public final class Server {
             leaveDocument(c, d.id)
             c.push(SharedBytes(Message.push("closed", [("doc", .string(d.id)), ("reason", "internal")])))
         }
-        if documents[d.id] === d { unload(d) }
+        unload(d)
     }
 
     /// `d` leaves memory: with it its prompts and its data key.
     private func unload(_ d: DocumentRuntime) {
-        documents[d.id] = nil
+        guard documents.remove(d) else { return }
         promptBoard.forget(doc: d.id)
         store.keys.forget(d.id)
     }
@@ -364,7 +363,7 @@ public final class Server {
     /// loaded, idle ones are dropped and read from the log again when needed.
     /// `unloadNow`: drop it as soon as it is idle (deleted: its key leaves memory).
     func documentMayBeIdle(_ d: DocumentRuntime, unloadNow: Bool = false) {
-        if d.isIdle && (unloadNow || documents.count > 256) && documents[d.id] === d { unload(d) }
+        if documents.shouldUnload(d, now: unloadNow) { unload(d) }
         if shuttingDown { finishShutdownIfDone() }
     }
 
@@ -390,7 +389,7 @@ public final class Server {
     }
 
     private func finishShutdownIfDone() {
-        guard shuttingDown, store.appendsOutstanding == 0, !documents.values.contains(where: \.hasPending) else { return }
+        guard shuttingDown, store.appendsOutstanding == 0, !documents.anyPending else { return }
         finishShutdown()
     }
 
