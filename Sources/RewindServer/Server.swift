@@ -55,10 +55,16 @@ public final class Server {
     /// Connections accepted at most: `--max-connections`, lowered to fit the descriptor limit.
     var connectionCap = 0
     var acceptErrorLoggedAt: UInt64 = 0
-    /// Prompts presented or waiting on some terminal, and who holds which (`Prompts/PromptCenter.swift`).
-    var promptBoard = PromptBoard()
-    /// What runs when each held prompt is answered or cancelled, by id.
-    var promptAnswers: [String: PromptAnswer] = [:]
+    /// Prompts presented or waiting on some terminal, who holds which, and their answers (`Prompts/PromptCenter.swift`).
+    private(set) lazy var prompts: PromptCenter = {
+        let p = PromptCenter(sessions: sessions)
+        p.onPresentedChanged = { [unowned self] c in
+            for doc in c.openDocuments {
+                if let d = self.existingDocument(doc) { self.pushPromptState(d, to: c) }
+            }
+        }
+        return p
+    }()
     /// Documents with presence moved by edits this loop turn (`FocusHandlers.swift`).
     var presenceMovedDocs: [DocumentRuntime] = []
     /// Users whose prompt state edits of this loop turn may have changed, by document (`Prompts/PromptState.swift`).
@@ -242,7 +248,7 @@ public final class Server {
         admissionEnded(c)
         partialLineChanged(c, to: 0)
         quickActions.left(c)
-        cancelPrompts(of: c, doc: nil)  // what it showed is cancelled (SPEC section 6)
+        prompts.cancel(of: c, doc: nil)  // what it showed is cancelled (SPEC section 6)
         // A disconnect closes the terminal's open groups; no ghosts: the others see it leave at once.
         for doc in c.openDocuments { leaveDocument(c, doc, cancellingPrompts: false) }
         logger.debug("connection ended", metadata: ["conn": "\(c.label)", "reason": "\(reason)"])
@@ -255,7 +261,7 @@ public final class Server {
         guard c.openDocuments.remove(doc) != nil else { return }
         if c.scrub?.doc == doc { c.scrub = nil }  // a close or a disconnect cancels a scrub
         if c.user != nil { closeTerminalGroup(c, doc: doc) }
-        if cancellingPrompts { cancelPrompts(of: c, doc: doc) }
+        if cancellingPrompts { prompts.cancel(of: c, doc: doc) }
         c.promptStates[doc] = nil
         if let d = documents[doc] {
             leavePresence(d, c)
@@ -355,7 +361,7 @@ public final class Server {
     /// `d` leaves memory: with it its prompts and its data key.
     private func unload(_ d: DocumentRuntime) {
         guard documents.remove(d) else { return }
-        promptBoard.forget(doc: d.id)
+        prompts.forget(doc: d.id)
         store.keys.forget(d.id)
     }
 

@@ -141,7 +141,7 @@ extension Server {
         for conflict in conflicts.arrayValue ?? [] {
             if let n = conflict.objectValue?["user"]?.stringValue, !names.contains(n) { names.append(n) }
         }
-        let prompt = UndoPrompts.conflict(id: newPromptID(doc: d.id), kind: o.kind, action: action, names: names, conflicts: conflicts, locale: c.locale)
+        let prompt = UndoPrompts.conflict(id: prompts.newID(doc: d.id), kind: o.kind, action: action, names: names, conflicts: conflicts, locale: c.locale)
         let answer: PromptAnswer = { [unowned self] answer, c, r in
             guard let r else { return }  // cancelled: the undo is dropped
             guard answer != Prompt.ActionID.cancel else { return c.reply(Message.reply(r.id)) }
@@ -152,7 +152,7 @@ extension Server {
             self.runRevert(r, c, d, forced)
         }
         do throws(RewindError) {
-            try present(prompt, doc: d.id, to: [c], answer: answer)
+            try prompts.present(prompt, doc: d.id, to: [c], answer: answer)
             c.reply(Message.reply(r.id, extra + [("prompt", .string(prompt.id)), ("conflicts", conflicts)]))
         } catch {
             c.fail(r, error)

@@ -7,7 +7,7 @@ import RewindLoop
 extension Server {
     func promptState(_ d: DocumentRuntime, for c: Connection) -> UndoPromptState {
         UndoPromptState(history: d.committed.history, user: c.user!.id, scope: terminalScope(d, c), canEdit: mayEdit(d, c),
-                        presented: presentedPrompts(c, doc: d.id))
+                        presented: prompts.presented(c, doc: d.id))
     }
 
     /// Pushes `prompt_state` to `c` if it changed since the last push (or always, when `force`).
@@ -54,7 +54,7 @@ extension Server {
         var known: [(inputs: PromptInputs, state: UndoPromptState)] = []  // a few at most: searched, not hashed
         for c in d.subscribers.values where c.user?.id == user {
             if canEdit == nil { canEdit = mayEdit(d, c) }
-            let inputs = PromptInputs(scope: terminalScope(d, c), presented: presentedPrompts(c, doc: d.id))
+            let inputs = PromptInputs(scope: terminalScope(d, c), presented: prompts.presented(c, doc: d.id))
             let state: UndoPromptState
             if let k = known.first(where: { $0.inputs == inputs }) {
                 state = k.state

@@ -14,7 +14,7 @@ extension Server {
         // (Runs in the document's order, before the connection's next request:
         // a `respond` sent right behind the shake finds its prompt presented.)
         // Shaking again while an undo prompt is up (for any document) shows no second one.
-        if let shown = promptBoard.queue(of: c.id).all.first(where: { promptBoard.held[$0]?.prompt.reason == "shake" }) {
+        if let shown = prompts.held(by: c, reason: "shake") {
             return c.reply(Message.reply(r.id, [("prompt", .string(shown)), ("already", true)]))
         }
         guard mayEdit(d, c) else {
@@ -25,7 +25,7 @@ extension Server {
         let undo = d.history.topUndo(user: user, scope: scope), redo = d.history.topRedo(user: user, scope: scope)
         let tops = UndoPrompts.Tops(undo: undo.map { (group: $0.key.id, action: $0.action) },
                                     redo: redo.map { (group: $0.key.id, action: $0.action) })
-        guard let prompt = UndoPrompts.shake(id: newPromptID(doc: d.id), tops, locale: c.locale) else {
+        guard let prompt = UndoPrompts.shake(id: prompts.newID(doc: d.id), tops, locale: c.locale) else {
             return c.reply(Message.reply(r.id, [("prompt", .null)]))
         }
         let answer: PromptAnswer = { [unowned self] answer, c, r in
@@ -41,7 +41,7 @@ extension Server {
             let group = kind == .undo ? tops.undo?.group : tops.redo?.group
             self.runRevert(r, c, d, .init(kind: kind, scope: scope, policy: .prompt, expectedGroup: group))
         }
-        try present(prompt, doc: d.id, to: [c], answer: answer)
+        try prompts.present(prompt, doc: d.id, to: [c], answer: answer)
         c.reply(Message.reply(r.id, [("prompt", .string(prompt.id))]))
     }
 }
