@@ -16,14 +16,9 @@ final class SnapshotIntegrationTests: XCTestCase {
         try t.request("create_doc", [("doc", "d")])
         try t.request("open", [("doc", "d")])
         for i in 0..<12 { try t.submit("d", tx: "s\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "k", "value": .int(Int64(i))]]) }
-        var seqs: [Int64] = []
-        for _ in 0..<50 {
-            let rows = try db.db.query("SELECT seq FROM snapshots WHERE doc = 'd' ORDER BY seq")
-            seqs = (0..<rows.count).compactMap { rows.int($0, 0) }
-            if seqs.count >= 2 { break }
-            usleep(100_000)
-        }
-        XCTAssertEqual(seqs, [5, 10])
+        XCTAssertEqual(try waitFor(db, "SELECT count(*) FROM snapshots WHERE doc = 'd'", toReach: 2), 2)
+        let rows = try db.db.query("SELECT seq FROM snapshots WHERE doc = 'd' ORDER BY seq")
+        XCTAssertEqual((0..<rows.count).compactMap { rows.int($0, 0) }, [5, 10])
         XCTAssertNil(try Verify.document("d", db: db.db))
 
         try db.db.execute(script: "UPDATE snapshots SET state = state || ' ' WHERE doc = 'd' AND seq = 10")
@@ -63,13 +58,7 @@ final class SnapshotIntegrationTests: XCTestCase {
                            ("ops", [["op": "set", "node": "root", "key": "k", "value": .int(i)]])]))
         }
         for i in 0..<count { XCTAssertEqual(try bob.reply(to: 10_000 + i)["ok"], true) }
-        var snapshots: Int64 = 0
-        for _ in 0..<50 {
-            snapshots = try db.db.query("SELECT max(version) FROM snapshots WHERE doc = 'd'").int(0, 0) ?? 0
-            if snapshots >= 1_200 { break }
-            usleep(100_000)
-        }
-        XCTAssertEqual(snapshots, 1_200)
+        XCTAssertEqual(try waitFor(db, "SELECT max(version) FROM snapshots WHERE doc = 'd'", toReach: 1_200), 1_200)
         server.kill9()
 
         server = try ServerProcess(database: db, arguments: args)
@@ -112,14 +101,7 @@ final class SnapshotIntegrationTests: XCTestCase {
         try a.request("end_group", [("doc", "d")])
         XCTAssertEqual(try a.request("undo", [("doc", "d")])["ok"], true)
         let before = try a.request("history", [("doc", "d")])
-        // Snapshots are encoded off the loop and stored after their commit: give the last one a moment.
-        var snapshots: Int64 = 0
-        for _ in 0..<50 {
-            snapshots = try db.db.query("SELECT count(*) FROM snapshots WHERE doc = 'd'").int(0, 0) ?? 0
-            if snapshots >= 11 { break }
-            usleep(100_000)
-        }
-        XCTAssertGreaterThanOrEqual(snapshots, 11)
+        XCTAssertGreaterThanOrEqual(try waitFor(db, "SELECT count(*) FROM snapshots WHERE doc = 'd'", toReach: 11), 11)
         server.kill9()
 
         server = try ServerProcess(database: db, arguments: args)
@@ -178,5 +160,17 @@ final class SnapshotIntegrationTests: XCTestCase {
         try a.hello("alice", db)
         XCTAssertEqual(try a.request("open", [("doc", "d")])["state"], try RewindStore.Replay.document("d", db: db.db).document.json)
         XCTAssertEqual(try snapshots().int(0, 0), 1, "loaded from it: no second one")
+    }
+
+    /// Snapshots are encoded off the loop and stored after their commit: the
+    /// value of `query` once it reaches `target` (or what it is after 5 s).
+    private func waitFor(_ db: TestDatabase, _ query: String, toReach target: Int64) throws -> Int64 {
+        var value: Int64 = 0
+        for _ in 0..<50 {
+            value = try db.db.query(query).int(0, 0) ?? 0
+            if value >= target { break }
+            usleep(100_000)
+        }
+        return value
     }
 }
