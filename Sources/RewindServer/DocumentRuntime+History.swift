@@ -115,6 +115,10 @@ extension DocumentRuntime {
                 let events = try result.get()
                 try committed.restoreOlderLog(events)
                 try speculative.restoreOlderLog(events)
+                // Never read the same range again for nothing: the log must have given back the events from `from` on.
+                guard speculative.history.logBase <= from else {
+                    throw RewindError(.internal, "the log of \(id) did not give back its events from version \(from)")
+                }
                 // In order again, ahead of whatever queued behind it (and only once the document is ready).
                 whenReadyQueue.insert({ [self] error in
                     if let error { return request.replies.forEach { $0(.failure(error)) } }
