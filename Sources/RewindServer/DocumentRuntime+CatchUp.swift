@@ -173,9 +173,7 @@ extension DocumentRuntime {
     }
 
     /// Runs the waiters in order; one that asks `whenReady` again runs at once.
-    /// Not while an undo's older log is being read: they wait behind it.
-    func releaseWaiters() {
-        guard !readingOlderLog else { return }
+    private func releaseWaiters() {
         let waiting = whenReadyQueue
         whenReadyQueue = []
         for w in waiting { w(nil) }

@@ -100,38 +100,35 @@ extension DocumentRuntime {
     /// Runs `request` once the ledgers hold the log it reads: an undo or redo
     /// of a group older than the tail the runtime was restored with reads
     /// that group's events and everything after them from the log first
-    /// (checked against the chain), while the document's other commands wait
-    /// behind it, so they keep their order.
+    /// (checked against the chain). Other terminals' commands go on
+    /// meanwhile; the terminal that asked reads nothing more until it is
+    /// answered (`Server.runRevert`), so its own requests keep their order.
     func processWithOlderLog(_ request: Request) {
         guard case let .revert(r, _) = request.command, let from = speculative.olderLogNeeded(for: r) else {
             return process(request)
         }
         let upTo = max(committed.history.logBase, speculative.history.logBase) - 1
-        readingOlderLog = true
+        olderLogReads += 1
         logger.info("reading the log of an old undo group", metadata: ["doc": "\(id)", "from": "\(from)", "to": "\(upTo)"])
         checkedEvents(after: from - 1, to: upTo, limit: Int(upTo - from + 1)) { [self] result in
-            readingOlderLog = false
+            olderLogReads -= 1
             do throws(RewindError) {
                 let events = try result.get()
+                // Another read may have put some of them back already: each ledger takes what it lacks.
                 try committed.restoreOlderLog(events)
                 try speculative.restoreOlderLog(events)
                 // Never read the same range again for nothing: the log must have given back the events from `from` on.
                 guard speculative.history.logBase <= from else {
                     throw RewindError(.internal, "the log of \(id) did not give back its events from version \(from)")
                 }
-                // In order again, ahead of whatever queued behind it (and only once the document is ready).
-                whenReadyQueue.insert({ [self] error in
-                    if let error { return request.replies.forEach { $0(.failure(error)) } }
-                    processWithOlderLog(request)
-                }, at: 0)
             } catch {
                 logger.error("could not read the log of an old undo group", metadata: ["doc": "\(id)", "error": "\(error)"])
-                request.replies.forEach { $0(.failure(error)) }
+                fail(request, error)
+                return onEffect(.mayBeIdle)
             }
-            switch state {
-            case .ready: releaseWaiters()
-            case .stale: if !whenReadyQueue.isEmpty { catchUp() }
-            case .catchingUp: break
+            whenReady { [self] error in
+                if let error { return fail(request, error) }
+                processWithOlderLog(request)
             }
         }
     }

@@ -59,6 +59,10 @@ final class DocumentRuntime {
         var command: Command
         var replies: [Reply]
         var attempts = 0
+        /// Runs when the command has run on the speculative ledger (or failed
+        /// before it could): what came after it from the same terminal may
+        /// run then. Called again on a retry: it must not mind.
+        var onProcessed: (() -> Void)?
     }
 
     struct Pending {
@@ -133,7 +137,7 @@ final class DocumentRuntime {
         presence = PresenceBoard(announcesMovedCarets: config.pushMovedPresence)
     }
 
-    var isIdle: Bool { subscribers.isEmpty && pending.isEmpty && whenReadyQueue.isEmpty && state != .catchingUp && opensInFlight == 0 && !readingOlderLog }
+    var isIdle: Bool { subscribers.isEmpty && pending.isEmpty && whenReadyQueue.isEmpty && state != .catchingUp && opensInFlight == 0 && olderLogReads == 0 }
     /// `open`s under way on any connection (they subscribe when done).
     var opensInFlight = 0
     var hasPending: Bool { !pending.isEmpty }
@@ -146,10 +150,10 @@ final class DocumentRuntime {
     /// Loaded and following the log: `committed` is the head as this instance knows it.
     var isReady: Bool { state == .ready }
     /// `whenReady` would run its body at once: ready, and nothing queued before it.
-    var runsAtOnce: Bool { state == .ready && whenReadyQueue.isEmpty && !readingOlderLog }
-    /// An undo or redo waits for the log of a group older than what the
-    /// ledgers hold: commands behind it wait too (`DocumentRuntime+History.swift`).
-    var readingOlderLog = false
+    var runsAtOnce: Bool { state == .ready && whenReadyQueue.isEmpty }
+    /// Undos and redos waiting for the log of a group older than what the
+    /// ledgers hold (`DocumentRuntime+History.swift`).
+    var olderLogReads = 0
 
     func subscribe(_ c: Connection) { subscribers[c.id] = c }
     func unsubscribe(_ c: Connection) { subscribers[c.id] = nil }
@@ -157,14 +161,22 @@ final class DocumentRuntime {
     // MARK: Command → commit → broadcast → reply
 
     func run(_ request: Request) {
-        guard !halted else { return request.replies.forEach { $0(.failure(Self.haltedError(id))) } }
+        guard !halted else { return fail(request, Self.haltedError(id)) }
         whenReady { [self] error in
-            if let error { return request.replies.forEach { $0(.failure(error)) } }
+            if let error { return self.fail(request, error) }
             self.processWithOlderLog(request)
         }
     }
 
+    /// Answers `request` with `error` without running it.
+    func fail(_ request: Request, _ error: RewindError) {
+        request.onProcessed?()
+        request.replies.forEach { $0(.failure(error)) }
+    }
+
     func process(_ request: Request) {
+        // Once it has run (the terminal's next request, released by this, must see its effect).
+        defer { request.onProcessed?() }
         let after = speculative.headHash
         var entries: [LogEntry] = []
         let outcome: CommandResult

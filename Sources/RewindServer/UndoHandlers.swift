@@ -110,6 +110,17 @@ extension Server {
                                                    time: wallClockMillis())
         request.expectedGroup = o.expectedGroup
         let started = metrics == nil ? 0 : monotonicNanos()
+        // An undo of a group older than the ledger holds runs once its events are read back
+        // (`processWithOlderLog`): this terminal reads nothing more until it has run, so what
+        // it sends next is not overtaken. Held only if it did not run at once.
+        var ran = false
+        var holding: Processing?
+        let onProcessed = {
+            guard !ran else { return }
+            ran = true
+            holding?.end()
+        }
+        defer { if !ran { holding = c.processingGoesOn() } }
         d.run(.init(command: .revert(request, closing: closing), replies: [c.committing { [self] result in
             self.metrics?.undoAnswered(redo: o.kind == .redo, nanoseconds: monotonicNanos() - started)
             switch result {
@@ -129,7 +140,7 @@ extension Server {
             case .success: c.reply(Message.reply(r.id, extra))
             case let .failure(e): c.fail(r, e)
             }
-        }]))
+        }], onProcessed: onProcessed))
     }
 
     /// "Undo Move changes what alice did since": Undo Anyway runs it with

@@ -65,14 +65,21 @@ final class SnapshotIntegrationTests: XCTestCase {
         alice = try Terminal(port: server.port)
         try alice.hello("alice", db)
         XCTAssertEqual(try alice.request("open", [("doc", "d")])["version"], .int(count + 2))
-        let asked = try alice.request("undo", [("doc", "d"), ("on_conflict", "skip")])
+        // Sent together: the submit behind the undo must not overtake it while the old group's log is read.
+        alice.send(.obj([("id", 901), ("type", "undo"), ("doc", "d"), ("on_conflict", "skip")]))
+        alice.send(.obj([("id", 902), ("type", "submit"), ("doc", "d"), ("tx", "after"), ("base", .int(count + 2)),
+                         ("ops", [["op": "set", "node": "root", "key": "other", "value": 1]])]))
+        let asked = try alice.reply(to: 901)
         XCTAssertEqual(asked["ok"], true, JSONWriter.string(.object(asked)))
+        XCTAssertEqual(asked["version"], .int(count + 3), "the undo runs first")
+        XCTAssertEqual(try alice.reply(to: 902)["version"], .int(count + 4), "then what was sent behind it")
         let skipped = asked["skipped"]?.arrayValue ?? []
         XCTAssertEqual(skipped.count, 1, JSONWriter.string(.object(asked)))
         XCTAssertEqual(skipped.first?.objectValue?["reason"], "set")
         XCTAssertEqual(skipped.first?.objectValue?["user"], "bob")
         XCTAssertEqual(skipped.first?.objectValue?["version"], .int(count + 2))
-        XCTAssertEqual(try alice.request("undo", [("doc", "d")])["ok"], true)
+        XCTAssertEqual(try alice.request("undo", [("doc", "d")])["ok"], true)  // the set sent behind the first undo
+        XCTAssertEqual(try alice.request("undo", [("doc", "d")])["ok"], true)  // her first group
         let opened = try alice.request("open", [("doc", "d")])
         XCTAssertNil(opened["state"]?.objectValue?["nodes"]?.objectValue?["a"], "Alice's first group is undone")
         let replayed = try RewindStore.Replay.document("d", db: db.db)
