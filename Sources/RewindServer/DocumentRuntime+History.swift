@@ -110,7 +110,7 @@ extension DocumentRuntime {
         let upTo = max(committed.history.logBase, speculative.history.logBase) - 1
         olderLogReads += 1
         logger.info("reading the log of an old undo group", metadata: ["doc": "\(id)", "from": "\(from)", "to": "\(upTo)"])
-        checkedEvents(after: from - 1, to: upTo, limit: Int(upTo - from + 1)) { [self] result in
+        eventsBelowTail(from: from, upTo: upTo) { [self] result in
             olderLogReads -= 1
             do throws(RewindError) {
                 let events = try result.get()
@@ -129,6 +129,51 @@ extension DocumentRuntime {
             whenReady { [self] error in
                 if let error { return fail(request, error) }
                 processWithOlderLog(request)
+            }
+        }
+    }
+
+    /// Events `from…upTo`, checked against the chain: when they end just
+    /// below the first entry this runtime trusts (what an old group's read
+    /// asks for), they are read once, from the entry before them up to that
+    /// one, and the chain recomputed across them must arrive at its hash —
+    /// no walk of the log below them. Otherwise, `checkedEvents`.
+    private func eventsBelowTail(from: Int64, upTo: Int64, _ done: @escaping (Result<[Event], RewindError>) -> Void) {
+        guard anchors.needsWalk, let trusted = anchors.before(anchors.lowest + 1), trusted.seq == anchors.lowest else {
+            return checkedEvents(after: from - 1, to: upTo, limit: Int(upTo - from + 1), done)
+        }
+        store.seqs(doc: id, first: from, last: from) { [self] result in
+            let first: Int64
+            switch result {
+            case let .failure(e): return done(.failure(e))
+            case let .success(r): first = r.first
+            }
+            guard first <= trusted.seq else { return checkedEvents(after: from - 1, to: upTo, limit: Int(upTo - from + 1), done) }
+            // From the entry before `first` (its stored hash starts the chain: only arriving at the trusted hash vouches for it).
+            let after = max(0, first - 2)
+            store.entries(doc: id, afterSeq: after, toSeq: trusted.seq, limit: Int(trusted.seq - after)) { [self] result in
+                switch result {
+                case let .failure(e): done(.failure(e))
+                case let .success(entries):
+                    let rows = entries.map { $0.row(doc: id) }
+                    do throws(RewindError) {
+                        if first == 1 {
+                            try ChainAnchors.check(rows, from: (0, []), to: trusted, doc: id)
+                        } else {
+                            guard let start = rows.first, start.seq == first - 1 else {
+                                throw RewindError(.internal, "the log of \(id) lacks entry \(first - 1)")
+                            }
+                            try ChainAnchors.check(Array(rows.dropFirst()), from: (start.seq, start.hash), to: trusted, doc: id)
+                        }
+                    } catch {
+                        stop(tampered: error)
+                        return done(.failure(error))
+                    }
+                    done(.success(entries.compactMap {
+                        guard case let .event(e) = $0, e.version >= from, e.version <= upTo else { return nil }
+                        return e
+                    }))
+                }
             }
         }
     }

@@ -40,29 +40,9 @@ final class SnapshotIntegrationTests: XCTestCase {
     /// then undoes her other group; the state is the log's.
     func testAnOldUndoGroupIsUndoneAfterARestartAsBefore() throws {
         let db = try TestDatabase()
-        let args = ["--snapshot-every", "100"]
-        var server = try ServerProcess(database: db, arguments: args)
-        var alice = try Terminal(port: server.port)
-        try alice.hello("alice", db)
-        try alice.request("create_doc", [("doc", "d")])
-        try alice.request("share", [("doc", "d"), ("user", "bob"), ("role", "editor")])
-        try alice.request("open", [("doc", "d")])
-        try alice.submit("d", tx: "a1", base: 0, [["op": "create", "node": "a", "parent": "root", "kind": "text", "text": "mine"]])
-        try alice.submit("d", tx: "a2", base: 1, [["op": "set", "node": "root", "key": "k", "value": "alice"]])
-        let bob = try Terminal(port: server.port)
-        try bob.hello("bob", db)
-        try bob.request("open", [("doc", "d")])
-        let count: Int64 = 1_200
-        for i in 0..<count {
-            bob.send(.obj([("id", .int(10_000 + i)), ("type", "submit"), ("doc", "d"), ("tx", .string("b\(i)")), ("base", .int(2 + i)),
-                           ("ops", [["op": "set", "node": "root", "key": "k", "value": .int(i)]])]))
-        }
-        for i in 0..<count { XCTAssertEqual(try bob.reply(to: 10_000 + i)["ok"], true) }
-        XCTAssertEqual(try waitFor(db, "SELECT max(version) FROM snapshots WHERE doc = 'd'", toReach: 1_200), 1_200)
-        server.kill9()
-
-        server = try ServerProcess(database: db, arguments: args)
-        alice = try Terminal(port: server.port)
+        let count = try writeOldGroups(db)
+        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "100"])
+        let alice = try Terminal(port: server.port)
         try alice.hello("alice", db)
         XCTAssertEqual(try alice.request("open", [("doc", "d")])["version"], .int(count + 2))
         // Sent together: the submit behind the undo must not overtake it while the old group's log is read.
@@ -179,5 +159,60 @@ final class SnapshotIntegrationTests: XCTestCase {
             usleep(100_000)
         }
         return value
+    }
+
+    /// Alice creates `a` (version 1) and sets root's `k` (version 2), then
+    /// never edits again; Bob sets `k` 1,200 times. Snapshots every 100; the
+    /// server is killed once the last is stored. Returns Bob's count.
+    private func writeOldGroups(_ db: TestDatabase) throws -> Int64 {
+        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "100"])
+        let alice = try Terminal(port: server.port)
+        try alice.hello("alice", db)
+        try alice.request("create_doc", [("doc", "d")])
+        try alice.request("share", [("doc", "d"), ("user", "bob"), ("role", "editor")])
+        try alice.request("open", [("doc", "d")])
+        try alice.submit("d", tx: "a1", base: 0, [["op": "create", "node": "a", "parent": "root", "kind": "text", "text": "mine"]])
+        try alice.submit("d", tx: "a2", base: 1, [["op": "set", "node": "root", "key": "k", "value": "alice"]])
+        let bob = try Terminal(port: server.port)
+        try bob.hello("bob", db)
+        try bob.request("open", [("doc", "d")])
+        let count: Int64 = 1_200
+        for i in 0..<count {
+            bob.send(.obj([("id", .int(10_000 + i)), ("type", "submit"), ("doc", "d"), ("tx", .string("b\(i)")), ("base", .int(2 + i)),
+                           ("ops", [["op": "set", "node": "root", "key": "k", "value": .int(i)]])]))
+        }
+        for i in 0..<count { XCTAssertEqual(try bob.reply(to: 10_000 + i)["ok"], true) }
+        XCTAssertEqual(try waitFor(db, "SELECT max(version) FROM snapshots WHERE doc = 'd'", toReach: 1_200), 1_200)
+        server.kill9()
+        return count
+    }
+
+    /// The old group's events are read back checked against the chain the
+    /// server trusts (from the entry before them up to the tail it loaded,
+    /// without walking the log below): one changed after it was written is
+    /// refused, nothing is appended, and the document stops, as tampering
+    /// found on a load does.
+    func testAnOldGroupReadBackFromAChangedLogIsRefused() throws {
+        let db = try TestDatabase()
+        _ = try writeOldGroups(db)
+        // Version 2's sealed content moved to version 3: it opens (same key), but the chain breaks there.
+        try db.db.execute(script: """
+            ALTER TABLE log DISABLE TRIGGER USER;
+            UPDATE log SET ops = (SELECT ops FROM log WHERE doc = 'd' AND version = 2 AND entry = 'event')
+             WHERE doc = 'd' AND version = 3 AND entry = 'event';
+            ALTER TABLE log ENABLE TRIGGER USER;
+            """)
+        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "100"])
+        let alice = try Terminal(port: server.port)
+        try alice.hello("alice", db)
+        XCTAssertEqual(try alice.request("open", [("doc", "d")])["ok"], true, "the tail it loads is intact")
+        let undo = try alice.request("undo", [("doc", "d"), ("on_conflict", "skip")])
+        XCTAssertEqual(undo.errorCode, "internal", JSONWriter.string(.object(undo)))
+        XCTAssertTrue(undo["error"]?.objectValue?["message"]?.stringValue?.contains("breaks at entry 3") ?? false, JSONWriter.string(.object(undo)))
+        XCTAssertEqual(try db.eventCount("d"), 1_202, "nothing was appended")
+        // The document stopped; loaded again from its intact tail, the same undo is refused the same way.
+        _ = try alice.request("open", [("doc", "d")])
+        XCTAssertEqual(try alice.request("undo", [("doc", "d"), ("on_conflict", "skip")]).errorCode, "internal")
+        XCTAssertEqual(try db.eventCount("d"), 1_202)
     }
 }
