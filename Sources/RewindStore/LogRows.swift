@@ -136,6 +136,7 @@ enum LogRows {
     }
 
     private static func parseOps(_ bytes: UnsafeBufferPointer<UInt8>, doc: String, version: Int64) throws(RewindError) -> [Op] {
+        if let ops = Op.readCanonicalList(bytes, limits: .unbounded) { return ops }
         do {
             return try Op.parseList(try JSONParser.parse(bytes, maxDepth: Limits.unbounded.maxJSONDepth), limits: .unbounded)
         } catch {
@@ -144,6 +145,8 @@ enum LogRows {
     }
 
     private static func parseOps(_ text: String, doc: String, version: Int64) throws(RewindError) -> [Op] {
+        var text = text
+        if let ops = text.withUTF8({ Op.readCanonicalList($0, limits: .unbounded) }) { return ops }
         do {
             let json = try JSONParser.parse(text, maxDepth: Limits.unbounded.maxJSONDepth)
             return try Op.parseList(json, limits: .unbounded)

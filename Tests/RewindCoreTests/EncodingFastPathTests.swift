@@ -112,6 +112,63 @@ final class EncodingFastPathTests: XCTestCase {
         }
     }
 
+    /// Ops read back from the log without a tree (`Op.readCanonicalList`) are
+    /// the ops `parseList` reads from the same text: random ops and their
+    /// inverses (deletes' inverses recreate whole subtrees with props and
+    /// text), ids and text with escapes, a subtree 12 levels deep, and one
+    /// past the depth bound (refused by both); any other form of the text (spaces, another key order, a
+    /// missing field) is left to `parseList`.
+    func testOpsReadWithoutATreeAreTheOpsReadThroughOne() throws {
+        var gen = OpGenerator(seed: 9090)
+        var doc = Document()
+        var lists: [[Op]] = []
+        for n in 0..<1_500 {
+            let ops = (0..<(1 + n % 3)).map { _ in gen.op(on: doc) }
+            guard let applied = try? doc.apply(ops, limits: Limits()) else { continue }
+            lists.append(applied.ops)
+            lists.append(applied.inverse)
+        }
+        var deep = NodeSpec(id: "d0", kind: "view", frame: [0, 0, 1, 1])
+        for k in 1..<12 {
+            var parent = NodeSpec(id: Key("d\(k)"), kind: "view", frame: [0, 0, 1, 1])
+            parent.children = [deep]
+            deep = parent
+        }
+        var odd = NodeSpec(id: "q\"\\\u{1}中😀", kind: "k\n", frame: [.int(0), .double(1.5), .int(-3), .double(1e20)])
+        odd.props = ["a\"b": ["x": [1, 2, .null]], "n": .int(Int64.min)]
+        odd.text = Array("a\"b\\c\n\u{1}中😀".unicodeScalars)
+        lists.append([.create(odd, parent: "root", index: Int.max), .set("q\"", key: "k\"", value: .double(-0.5)), .delete("x")])
+        lists.append([.create(deep, parent: "root", index: 0)])
+        lists.append([])
+        var fast = 0
+        for (i, ops) in lists.enumerated() {
+            let text = JSONWriter.encode(Op.encodeList(ops))
+            let tree = try Op.parseList(JSONParser.parse(text, maxDepth: Limits.unbounded.maxJSONDepth), limits: .unbounded)
+            XCTAssertEqual(tree, ops, "list \(i) round trips through the tree")
+            let read = text.withUnsafeBufferPointer { Op.readCanonicalList($0, limits: .unbounded) }
+            if let read {
+                XCTAssertEqual(read, tree, "list \(i)")
+                fast += 1
+            }
+        }
+        XCTAssertEqual(fast, lists.count, "every list written by `encodeList` read without a tree")
+        // At every depth bound, the reader takes exactly what the tree takes (the rest it leaves to the tree, which refuses it).
+        let deepText = JSONWriter.encode(Op.encodeList([.create(deep, parent: "root", index: 0), .set("root", key: "k", value: [[[[1]]]])]))
+        for bound in 1...40 {
+            var limits = Limits.unbounded
+            limits.maxJSONDepth = bound
+            let tree = try? Op.parseList(JSONParser.parse(deepText, maxDepth: bound), limits: limits)
+            let read = deepText.withUnsafeBufferPointer { Op.readCanonicalList($0, limits: limits) }
+            XCTAssertEqual(read, tree, "depth bound \(bound)")
+        }
+        // Other forms: left to the tree, never read differently.
+        for text in [#"[ {"op":"delete","node":"a"}]"#, #"[{"node":"a","op":"delete"}]"#, #"[{"op":"insert","node":"a","pos":0}]"#,
+                     #"[{"op":"insert","node":"a","pos":-1,"text":"x"}]"#, #"[{"op":"delete","node":""}]"#,
+                     #"[{"op":"delete","node":"a"}]x"#, #"[{"op":"move","node":"a","parent":"b","index":1.5}]"#] {
+            XCTAssertNil(Array(text.utf8).withUnsafeBufferPointer { Op.readCanonicalList($0, limits: .unbounded) }, text)
+        }
+    }
+
     func testStateIsWrittenAsItsJSONTreeEncodes() {
         var gen = OpGenerator(seed: 4242)
         for n in 0..<60 {

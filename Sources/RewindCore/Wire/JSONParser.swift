@@ -264,3 +264,40 @@ public enum UTF8Text {
         isASCII(p) || String(validating: p, as: UTF8.self) != nil
     }
 }
+
+/// Reading a text of a known shape one piece at a time (`Op.readCanonicalList`):
+/// the same strings, numbers and values as `parse`, with no tree around them.
+/// A reader that meets anything it does not expect gives up and leaves the
+/// text to `parse`, which names the problem.
+extension JSONParser {
+    init(reading bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) { self.init(bytes: bytes, maxDepth: maxDepth) }
+
+    var isAtEnd: Bool { i == b.count }
+
+    /// Steps over `literal` if the text goes on with exactly it.
+    mutating func take(_ literal: StaticString) -> Bool {
+        let n = literal.utf8CodeUnitCount
+        guard i + n <= b.count else { return false }
+        for k in 0..<n where b[i + k] != literal.utf8Start[k] { return false }
+        i += n
+        return true
+    }
+
+    /// A string here, or nil (nothing read) if there is none.
+    mutating func readString() throws(Failure) -> String? {
+        guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
+        return try string()
+    }
+
+    /// An integer here, or nil (nothing read) if there is no number or it is not an integer.
+    mutating func readInt() throws(Failure) -> Int64? {
+        guard i < b.count, b[i] == UInt8(ascii: "-") || (b[i] >= UInt8(ascii: "0") && b[i] <= UInt8(ascii: "9")) else { return nil }
+        let start = i
+        if case let .int(v) = try number() { return v }
+        i = start
+        return nil
+    }
+
+    /// A value that sits `depth` deep in the text (as `parse` counts it: its depth bound applies the same).
+    mutating func readValue(depth: Int) throws(Failure) -> JSON { try value(depth: depth) }
+}
