@@ -125,7 +125,7 @@ enum LogRows {
     /// `\x0123…` (bytea in text form) as bytes.
     static func bytea(_ s: String) -> [UInt8]? {
         guard s.hasPrefix("\\x") else { return nil }
-        return Hex.bytes(String(s.dropFirst(2)))
+        return Hex.bytes(s, from: 2)
     }
 
     /// A snapshot's stored text as plain JSON text (opened when sealed).

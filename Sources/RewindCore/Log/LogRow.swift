@@ -173,25 +173,29 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
-    public static func bytes(_ s: String) -> [UInt8]? {
-        let u = Array(s.utf8)
-        guard u.count % 2 == 0 else { return nil }
-        func v(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 97...102: return c - 87
-            case 65...70: return c - 55
-            default: return nil
+    /// The bytes of the hex digits of `s` from its `start`th byte on (nil: not hex).
+    /// Read from the string's own storage: every log row's hash comes through here.
+    public static func bytes(_ s: String, from start: Int = 0) -> [UInt8]? {
+        var s = s
+        return s.withUTF8 { u -> [UInt8]? in
+            guard start <= u.count, (u.count - start) % 2 == 0 else { return nil }
+            func v(_ c: UInt8) -> UInt8? {
+                switch c {
+                case 48...57: return c - 48
+                case 97...102: return c - 87
+                case 65...70: return c - 55
+                default: return nil
+                }
             }
+            var out: [UInt8] = []
+            out.reserveCapacity((u.count - start) / 2)
+            var i = start
+            while i < u.count {
+                guard let hi = v(u[i]), let lo = v(u[i + 1]) else { return nil }
+                out.append(hi << 4 | lo)
+                i += 2
+            }
+            return out
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(u.count / 2)
-        var i = 0
-        while i < u.count {
-            guard let hi = v(u[i]), let lo = v(u[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
     }
 }
