@@ -15,6 +15,16 @@ import RewindCore
 /// (it stops workers still ahead, and waits for them to let go of their
 /// connections).
 final class LogPageReader {
+    /// A page of entries; with `checksLinks`, how far the reading thread
+    /// checked each entry's hash against the one before it in the page.
+    struct Page {
+        var entries: [LogEntry] = []
+        /// Entries `1..<linked` were checked against the entry before them (the first never is: the page before holds its predecessor).
+        var linked = 0
+        /// Entry `linked` does not chain to the one before it (nil: it was not checked, or there is none).
+        var broken: RewindError?
+    }
+
     private let workers: [PageWorker]
     private var taken = 0
 
@@ -22,14 +32,17 @@ final class LogPageReader {
     /// head it was told of): an empty page is the last one, not an error.
     /// `cipher`: opens the sealed ops and inverse (nil: only plain text can be read).
     /// `workers`: threads (and connections: `db`, then `db.another()`) reading pages.
+    /// `checksLinks`: each entry's hash is checked against the one before it in
+    /// its page on the reading thread (the caller checks each page's first
+    /// entry, against the page before): the chain is then checked in parallel.
     init(doc: String, db: Database, toSeq stop: Int64, cipher: DocumentCipher?, pageSize: Int = 5_000, endsAtEmptyPage: Bool = false,
-         workers: Int = 2) throws(RewindError) {
+         workers: Int = 2, checksLinks: Bool = false) throws(RewindError) {
         var connections = [db]
         // A log of one page needs no second connection.
         while connections.count < max(1, workers) && stop > Int64(pageSize) { connections.append(try db.another()) }
         self.workers = connections.enumerated().map { i, c in
             PageWorker(doc: doc, db: c, toSeq: stop, cipher: cipher, pageSize: pageSize, endsAtEmptyPage: endsAtEmptyPage,
-                       first: i, stride: connections.count)
+                       checksLinks: checksLinks, first: i, stride: connections.count)
         }
     }
 
@@ -38,6 +51,11 @@ final class LogPageReader {
     /// made it: memory allocated on one thread and freed on another makes
     /// both wait on malloc's arena lock — perf: ~15 % of a replay's samples).
     func next(done page: consuming [LogEntry]? = nil) throws(RewindError) -> [LogEntry] {
+        try nextPage(done: page).entries
+    }
+
+    /// `next`, with what the reading thread checked of the chain (`checksLinks`).
+    func nextPage(done page: consuming [LogEntry]? = nil) throws(RewindError) -> Page {
         if let page, taken > 0 { workers[(taken - 1) % workers.count].recycle(page) }
         defer { taken += 1 }
         return try workers[taken % workers.count].next()
@@ -55,7 +73,7 @@ final class LogPageReader {
 private final class PageWorker: @unchecked Sendable {
     // The slots are handed over by the semaphores: one side touches a slot
     // only between its `wait` and the other side's `signal`.
-    private var slots: [Result<[LogEntry], RewindError>?] = [nil, nil]
+    private var slots: [Result<LogPageReader.Page, RewindError>?] = [nil, nil]
     private let filled = DispatchSemaphore(value: 0)
     /// Made at 0 and signalled twice: libdispatch traps when a semaphore is
     /// freed below the value it was made with, which a worker stopped early
@@ -68,7 +86,7 @@ private final class PageWorker: @unchecked Sendable {
     private let used = Mutex<[[LogEntry]]>([])
 
     init(doc: String, db: Database, toSeq stop: Int64, cipher: DocumentCipher?, pageSize: Int, endsAtEmptyPage: Bool,
-         first: Int, stride: Int) {
+         checksLinks: Bool, first: Int, stride: Int) {
         let box = DatabaseBox(db)
         free.signal()
         free.signal()
@@ -86,35 +104,48 @@ private final class PageWorker: @unchecked Sendable {
                 free.wait()
                 if stopping.load(ordering: .acquiring) { return }
                 used.withLock { $0.removeAll() }
-                let result = Result { () throws(RewindError) -> [LogEntry] in
+                let result = Result { () throws(RewindError) -> LogPageReader.Page in
                     if !asked { try ask(page: page) }
                     asked = false
                     let rows = try box.db.receive()
                     let next = page + Int64(stride)
                     if next * size < stop && !(rows.values.isEmpty && endsAtEmptyPage) { try ask(page: next) }
                     let entries = try LogRows.decode(doc: doc, rows, cipher: cipher)
-                    if entries.isEmpty && endsAtEmptyPage { return [] }
+                    if entries.isEmpty && endsAtEmptyPage { return .init() }
                     guard !entries.isEmpty else {
                         throw RewindError(.internal, "log of \(doc) ends before entry \(page * size + 1), its head says \(stop)")
                     }
-                    return entries
+                    var result = LogPageReader.Page(entries: entries)
+                    guard checksLinks else { return result }
+                    // Up to a gap (the caller names it) or a break (handed over, named where it is).
+                    result.linked = 1
+                    while result.linked < entries.count {
+                        let e = entries[result.linked], before = entries[result.linked - 1]
+                        guard e.seq == before.seq + 1 else { break }
+                        do throws(RewindError) { try DocumentLedger.checkChain(e, doc: doc, after: before.hash) } catch {
+                            result.broken = error
+                            break
+                        }
+                        result.linked += 1
+                    }
+                    return result
                 }
                 slots[put % 2] = result
                 put += 1
                 filled.signal()
-                guard case let .success(entries) = result, !entries.isEmpty else { return }
+                guard case let .success(done) = result, !done.entries.isEmpty else { return }
                 page += Int64(stride)
             }
             // Past the last page: a caller still asking (the log ended before the head it was
             // told of) is answered, not left waiting on a thread that is gone.
             free.wait()
-            slots[put % 2] = endsAtEmptyPage ? .success([])
+            slots[put % 2] = endsAtEmptyPage ? .success(.init())
                 : .failure(RewindError(.internal, "log of \(doc) ends before entry \(stop), its head"))
             filled.signal()
         }
     }
 
-    func next() throws(RewindError) -> [LogEntry] {
+    func next() throws(RewindError) -> LogPageReader.Page {
         filled.wait()
         let page = slots[taken % 2]!
         slots[taken % 2] = nil

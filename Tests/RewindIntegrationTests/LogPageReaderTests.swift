@@ -64,6 +64,16 @@ final class LogPageReaderTests: XCTestCase {
             UPDATE log SET ops = (SELECT ops FROM log WHERE doc = 'd' AND seq = 11) WHERE doc = 'd' AND seq = 12;
             ALTER TABLE log ENABLE TRIGGER USER;
             """)
+        // Replay's readers check each entry against the one before it in its page: up to the break, then the break.
+        let linking = try LogPageReader(doc: "d", db: db.db, toSeq: head, cipher: cipher, pageSize: 5, checksLinks: true)
+        var pages: [LogPageReader.Page] = []
+        for _ in 0..<3 { pages.append(try linking.nextPage()) }
+        linking.finish()
+        XCTAssertEqual(pages.map(\.linked), [5, 5, 1], "pages 1–5 and 6–10 whole; 11–15 checked up to entry 12")
+        XCTAssertNil(pages[0].broken)
+        XCTAssertTrue(pages[2].broken?.message.contains("breaks at entry 12") ?? false, "\(String(describing: pages[2].broken))")
+        let replayed = runReplay(db)
+        XCTAssertTrue(replayed.contains("breaks at entry 12"), replayed)
         let problem = try Verify.document("d", db: db.db)
         XCTAssertTrue(problem?.hasPrefix("d entry 12 (version 12): the hash chain of d breaks at entry 12") ?? false, problem ?? "no problem found")
 
@@ -82,7 +92,24 @@ final class LogPageReaderTests: XCTestCase {
         }
         gapped.finish()
         XCTAssertEqual(seqs, Array(1...11) + Array(13...head))
+        let skipping = try LogPageReader(doc: "d", db: db.db, toSeq: head, cipher: cipher, pageSize: 5, checksLinks: true)
+        _ = try skipping.nextPage(); _ = try skipping.nextPage()
+        let gapPage = try skipping.nextPage()
+        skipping.finish()
+        XCTAssertEqual(gapPage.entries.map(\.seq), [11, 13, 14, 15])
+        XCTAssertEqual(gapPage.linked, 1, "checked up to the gap, which is the caller's to name")
+        XCTAssertNil(gapPage.broken)
         let gap = try Verify.document("d", db: db.db)
         XCTAssertTrue(gap?.contains("the log jumps from entry 11 to 13") ?? false, gap ?? "no problem found")
+    }
+
+    /// What `Replay.document` throws for `d`, as text ("" if it replays).
+    private func runReplay(_ db: TestDatabase) -> String {
+        do {
+            _ = try Replay.document("d", db: db.db)
+            return ""
+        } catch {
+            return "\(error)"
+        }
     }
 }
