@@ -169,6 +169,22 @@ final class EncodingFastPathTests: XCTestCase {
         }
     }
 
+    /// Hex read from a string's storage (every log row's hash): round trips,
+    /// from an offset (bytea's `\x`), upper case, and refuses what is not hex.
+    func testHexIsReadBackExactlyAndOnlyWhenItIsHex() {
+        var gen = SeededRandom(seed: 5150)
+        for n in 0..<300 {
+            let bytes = (0..<(n % 40)).map { _ in UInt8.random(in: 0...255, using: &gen) }
+            let hex = Hex.string(bytes)
+            XCTAssertEqual(Hex.bytes(hex), bytes)
+            XCTAssertEqual(Hex.bytes("\\x" + hex, from: 2), bytes)
+            XCTAssertEqual(Hex.bytes(hex.uppercased()), bytes)
+        }
+        for bad in ["0", "0g", "zz", "12 4", "é1", "\\x00"] { XCTAssertNil(Hex.bytes(bad), bad) }
+        XCTAssertNil(Hex.bytes("ab", from: 3))
+        XCTAssertEqual(Hex.bytes("ab", from: 2), [])
+    }
+
     func testStateIsWrittenAsItsJSONTreeEncodes() {
         var gen = OpGenerator(seed: 4242)
         for n in 0..<60 {

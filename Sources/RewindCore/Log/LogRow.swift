@@ -179,23 +179,27 @@ public enum Hex {
         var s = s
         return s.withUTF8 { u -> [UInt8]? in
             guard start <= u.count, (u.count - start) % 2 == 0 else { return nil }
-            func v(_ c: UInt8) -> UInt8? {
-                switch c {
-                case 48...57: return c - 48
-                case 97...102: return c - 87
-                case 65...70: return c - 55
-                default: return nil
+            let n = (u.count - start) / 2
+            var valid = true
+            let out = [UInt8](unsafeUninitializedCapacity: n) { buffer, count in
+                for k in 0..<n {
+                    let hi = digitValue[Int(u[start + 2 * k])], lo = digitValue[Int(u[start + 2 * k + 1])]
+                    if hi | lo > 0xF { valid = false; break }
+                    buffer[k] = hi << 4 | lo
                 }
+                count = valid ? n : 0
             }
-            var out: [UInt8] = []
-            out.reserveCapacity((u.count - start) / 2)
-            var i = start
-            while i < u.count {
-                guard let hi = v(u[i]), let lo = v(u[i + 1]) else { return nil }
-                out.append(hi << 4 | lo)
-                i += 2
-            }
-            return out
+            return valid ? out : nil
+        }
+    }
+
+    /// Each byte's value as a hex digit (0xFF: not one).
+    private static let digitValue: [UInt8] = (0..<256).map { c in
+        switch c {
+        case 48...57: return UInt8(c - 48)
+        case 97...102: return UInt8(c - 87)
+        case 65...70: return UInt8(c - 55)
+        default: return 0xFF
         }
     }
 }
