@@ -146,13 +146,7 @@ enum LogRows {
 
     private static func parseOps(_ text: String, doc: String, version: Int64) throws(RewindError) -> [Op] {
         var text = text
-        if let ops = text.withUTF8({ Op.readCanonicalList($0, limits: .unbounded) }) { return ops }
-        do {
-            let json = try JSONParser.parse(text, maxDepth: Limits.unbounded.maxJSONDepth)
-            return try Op.parseList(json, limits: .unbounded)
-        } catch {
-            throw RewindError(.internal, "event \(version) of \(doc) holds ops that do not parse: \(error)")
-        }
+        return try text.withUTF8 { bytes in Result { () throws(RewindError) in try parseOps(bytes, doc: doc, version: version) } }.get()
     }
 
     // MARK: Appending
