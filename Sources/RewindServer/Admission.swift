@@ -1,4 +1,5 @@
 import Glibc
+import Logging
 import RewindCore
 import RewindLoop
 
@@ -72,8 +73,38 @@ struct Admission {
 }
 
 /// What `Admission` decides, carried out: each refusal is a `bye` (or a
-/// reply) that says why; and the descriptor limit.
-extension Server {
+/// reply) that says why; and the descriptor limit. Owns the counts and the
+/// cap on connections that `--max-connections` and `ulimit -n` leave.
+final class AdmissionGate {
+    private var admission: Admission
+    private let config: ServerConfig
+    private let logger: Logger
+    private let sessions: Sessions
+    private let clock: () -> UInt64
+    /// Connections accepted at most: `--max-connections`, lowered to fit the descriptor limit.
+    private(set) var connectionCap: Int
+    private var acceptErrorLoggedAt: UInt64 = 0
+    private var now: UInt64 { clock() }
+
+    init(config: ServerConfig, logger: Logger, sessions: Sessions, clock: @escaping () -> UInt64) {
+        admission = Admission(config: config)
+        connectionCap = config.maxConnections
+        self.config = config
+        self.logger = logger
+        self.sessions = sessions
+        self.clock = clock
+    }
+
+    /// At accept, before the connection is counted: false (and it is told why) past the cap.
+    func hasRoom(for c: Connection) -> Bool {
+        guard sessions.count >= connectionCap else { return true }
+        c.close(reason: "rate_limited", retry: true, message: "server at its limit of \(connectionCap) connections")
+        return false
+    }
+
+    /// Addresses whose failed hellos are forgotten (the sweep, once a second).
+    func sweep() { admission.forgetFullBuckets(now: now) }
+
     /// At accept: a bounded number of connections per address may be waiting to say hello.
     func admitHandshake(_ c: Connection) -> Bool {
         guard admission.startHandshake(address: c.address) else {
@@ -114,7 +145,7 @@ extension Server {
     }
 
     /// A connection ended: its counts go.
-    func admissionEnded(_ c: Connection) {
+    func ended(_ c: Connection) {
         if c.countedHandshake {
             c.countedHandshake = false
             admission.endHandshake(address: c.address)
@@ -122,7 +153,6 @@ extension Server {
             admission.userLeft(user)
         }
     }
-
 
     /// Accepting must never fail for lack of descriptors (libuv then closes
     /// the connection without a word): the cap leaves room below the limit,

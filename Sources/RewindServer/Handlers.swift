@@ -124,14 +124,14 @@ extension Server {
         // still gets in at once (many users share an address behind NAT): each
         // connection then has one try, and a wrong token ends it (`bye`
         // `rate_limited`), so guessing costs a connection per guess.
-        let throttled = helloRetryAfter(c)
+        let throttled = admission.helloRetryAfter(c)
         // Lines sent behind hello wait for it (and for its quick actions, and a launch shortcut's start).
         let processing = c.processingGoesOn()
         store.authenticate(token: token) { [unowned self] result in
             defer { processing.end() }
             guard !c.isClosed else { return }
             func refuse(_ why: String) {
-                self.helloFailed(c, claimed: claimed, why: why)
+                self.admission.helloFailed(c, claimed: claimed, why: why)
                 c.fail(r, RewindError(.unauthorized, why))
                 guard let wait = throttled else { return }
                 c.close(reason: "rate_limited", retry: true,
@@ -145,7 +145,7 @@ extension Server {
                 if let claimed, !claimed.utf8.elementsEqual(user.name.utf8) {
                     return refuse("this token belongs to another user")
                 }
-                guard self.admitUser(c, user.id) else { return }
+                guard self.admission.admitUser(c, user.id) else { return }
                 c.user = user
                 c.clientID = client
                 c.helloAt = wallClockMillis()
@@ -343,8 +343,8 @@ extension Server {
     private func subscribe(_ c: Connection, _ d: DocumentRuntime) {
         c.openDocuments.insert(d.id)
         d.subscribe(c)
-        pushPresenceOfOthers(d, to: c)  // also on a repeated open: a client resyncing gets the cursors again
-        pushPromptState(d, to: c, force: true)
+        presence.pushOthers(d, to: c)  // also on a repeated open: a client resyncing gets the cursors again
+        promptStates.push(d, to: c, force: true)
     }
 
     func close(_ r: Request, _ c: Connection) throws(RewindError) {

@@ -34,8 +34,8 @@ extension RequestType {
         // `close` only ever closes what the terminal has open.
         .init(name: "close", rule: .session { s, r, c throws(RewindError) in try s.close(r, c) }),
         .init(name: "submit", rule: .role(.edit) { s, r, c, _ throws(RewindError) in try s.submit(r, c) }),
-        .init(name: "share", rule: .role(.share) { s, r, c, _ throws(RewindError) in try s.share(r, c) }),
-        .init(name: "delete_doc", rule: .role(.own) { s, r, c, _ throws(RewindError) in try s.deleteDocument(r, c) }),
+        .init(name: "share", rule: .role(.share) { s, r, c, _ throws(RewindError) in try s.sharing.share(r, c) }),
+        .init(name: "delete_doc", rule: .role(.own) { s, r, c, _ throws(RewindError) in try s.sharing.deleteDocument(r, c) }),
         // Undo (UndoHandlers.swift)
         .init(name: "begin_group", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.beginGroup(r, c, d) }),
         .init(name: "end_group", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.endGroup(r, c, d) }),
@@ -44,11 +44,11 @@ extension RequestType {
         .init(name: "redo", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.revert(r, c, d, kind: .redo) }),
         .init(name: "clear_history", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.clearHistory(r, c, d) }),
         .init(name: "history", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.history(r, c, d) }),
-        // Focus and presence (Chain/FocusHandlers.swift)
-        .init(name: "focus", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.focus(r, c, d) }),
-        .init(name: "blur", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.blur(r, c, d) }),
-        .init(name: "select", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.select(r, c, d) }),
-        .init(name: "hit_test", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.hitTest(r, c, d) }),
+        // Focus and presence (Chain/FocusRequests.swift)
+        .init(name: "focus", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.focusRequests.focus(r, c, d) }),
+        .init(name: "blur", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.focusRequests.blur(r, c, d) }),
+        .init(name: "select", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.focusRequests.select(r, c, d) }),
+        .init(name: "hit_test", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.focusRequests.hitTest(r, c, d) }),
         // The responder chain (Chain/ChainActions.swift): `perform` of an editing action checks `edit` itself.
         .init(name: "perform", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.perform(r, c, d) }),
         .init(name: "gesture", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.gesture(r, c, d) }),

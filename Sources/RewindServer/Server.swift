@@ -48,27 +48,26 @@ public final class Server {
         d.onEffect = { [unowned self, unowned d] effect in self.carryOut(effect, for: d) }
         return d
     }
-    /// Admission (`Admission.swift`): connections per user, handshakes and failed hellos per address.
-    var admission: Admission
-    /// Per user: `share`s that named nobody (a probe for user names), `Access/Sharing.swift`.
-    var unknownNameShares: [Int64: TokenBucket] = [:]
-    /// Connections accepted at most: `--max-connections`, lowered to fit the descriptor limit.
-    var connectionCap = 0
-    var acceptErrorLoggedAt: UInt64 = 0
+    /// Admission (`Admission.swift`): connections per user and in all, handshakes and failed hellos per address.
+    private(set) lazy var admission = AdmissionGate(config: config, logger: logger, sessions: sessions, clock: { [unowned self] in self.now })
+    /// `share` and `delete_doc` (`Access/Sharing.swift`).
+    private(set) lazy var sharing = SharingRequests(store: store, access: access, config: config, logger: logger, clock: { [unowned self] in self.now })
     /// Prompts presented or waiting on some terminal, who holds which, and their answers (`Prompts/PromptCenter.swift`).
     private(set) lazy var prompts: PromptCenter = {
         let p = PromptCenter(sessions: sessions)
         p.onPresentedChanged = { [unowned self] c in
             for doc in c.openDocuments {
-                if let d = self.existingDocument(doc) { self.pushPromptState(d, to: c) }
+                if let d = self.existingDocument(doc) { self.promptStates.push(d, to: c) }
             }
         }
         return p
     }()
-    /// Documents with presence moved by edits this loop turn (`FocusHandlers.swift`).
-    var presenceMovedDocs: [DocumentRuntime] = []
-    /// Users whose prompt state edits of this loop turn may have changed, by document (`Prompts/PromptState.swift`).
-    var promptStatesToCheck: [ObjectIdentifier: (doc: DocumentRuntime, users: Set<Int64>)] = [:]
+    /// Each terminal's `prompt_state`, and the ones this turn's edits may have changed (`Prompts/PromptStates.swift`).
+    private(set) lazy var promptStates = PromptStates(prompts: prompts, access: access, documents: documents)
+    /// Presence pushed to terminals and other instances (`Chain/PresenceRelay.swift`).
+    private(set) lazy var presence = PresenceRelay(cluster: cluster, promptStates: promptStates)
+    /// `focus`, `blur`, `select`, `hit_test` (`Chain/FocusRequests.swift`).
+    private(set) lazy var focusRequests = FocusRequests(presence: presence, limits: config.limits)
     /// The actions of the responder chain and who handles them (`EditingActions`, core; carried out in `Chain/BuiltInActions.swift`).
     let actions = EditingActions.table()
     /// `--metrics`: what is counted (nil without it: nothing is) and the HTTP endpoint serving it.
@@ -94,7 +93,6 @@ public final class Server {
     public init(config: ServerConfig, logger: Logger) {
         self.config = config
         self.logger = logger
-        admission = Admission(config: config)
         webFiles = WebFiles(directory: config.webDirectory)
         loop = EventLoop()
         guard let masterKey = config.masterKey else { preconditionFailure("ServerConfig.masterKey is required (--master-key-file)") }
@@ -105,7 +103,6 @@ public final class Server {
         let instance = Int32.random(in: 1...Int32.max)
         notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access", "rewind_log", "rewind_presence", "rewind_editors"],
                                       instance: instance, timeouts: config.databaseTimeouts, logger: logger)
-        connectionCap = config.maxConnections
         metrics = config.metricsAddress == nil ? nil : ServerMetrics(version: serverName)
         if let metrics {
             store.onBatchAnswered = { entries, nanoseconds in metrics.batchAnswered(entries: entries, nanoseconds: nanoseconds) }
@@ -119,7 +116,7 @@ public final class Server {
             case .resync:
                 self.access.resync()
                 self.quickActions.resync()
-            case let .announce(effects, d): self.announce(effects, in: d)
+            case let .announce(effects, d): self.presence.announce(effects, in: d)
             case let .tookOver(user, client, at):
                 // An older connection only: notices of two quick reconnects may cross (hosts' clocks are assumed close).
                 if let old = self.sessions.client(user: user, client: client), old.helloAt <= at {
@@ -150,8 +147,10 @@ public final class Server {
     func start(onMetricsListening: ((Int) -> Void)? = nil, onListening: ((Int) -> Void)? = nil) throws {
         signal(SIGPIPE, SIG_IGN)
         if let address = config.metricsAddress {
-            let endpoint = MetricsEndpoint(loop: loop, logger: logger, metricsText: { [unowned self] in self.metricsText() },
-                                           checkHealth: { [unowned self] done in self.checkHealth(done) })
+            let health = HealthCheck(store: store, notifications: notifications, sessions: sessions, documents: documents, metrics: metrics,
+                                     loop: loop, statementTimeoutMs: config.databaseTimeouts.statementMs,
+                                     shuttingDown: { [unowned self] in self.shuttingDown })
+            let endpoint = MetricsEndpoint(loop: loop, logger: logger, metricsText: health.metricsText, checkHealth: health.check)
             let port = try endpoint.start(host: address.host, port: address.port)
             metricsEndpoint = endpoint
             logger.info("metrics endpoint listening", metadata: ["address": "\(address.host):\(port)"])
@@ -163,7 +162,7 @@ public final class Server {
             wait.close()
             do {
                 let listener = TCPListener(loop: self.loop)
-                listener.onAcceptError = { [unowned self] code in self.acceptFailed(code) }
+                listener.onAcceptError = { [unowned self] code in self.admission.acceptFailed(code) }
                 try listener.listen(host: self.config.host, port: self.config.port) { [unowned self] stream in self.accept(stream) }
                 self.listener = listener
                 self.logger.info("listening", metadata: ["address": "\(self.config.host):\(listener.port)"])
@@ -196,7 +195,7 @@ public final class Server {
             self.logger.warning("PostgreSQL not reachable yet; listening anyway (requests get `unavailable` until it is)")
             startListening()
         }
-        fitDescriptorLimit()
+        admission.fitDescriptorLimit()
         notifications.onNotice = { [unowned self] channel, payload in self.cluster.notice(channel: channel, payload: payload) }
         notifications.onListening = { [unowned self] in self.cluster.listening() }
         cluster.start()
@@ -225,27 +224,24 @@ public final class Server {
             c.close(reason: "shutdown", retry: true, message: "server shutting down")
             return
         }
-        if sessions.count >= connectionCap {
-            c.close(reason: "rate_limited", retry: true, message: "server at its limit of \(connectionCap) connections")
-            return
-        }
+        guard admission.hasRoom(for: c) else { return }
         if config.proxyProtocolFrom.contains(c.address) {
             c.expectProxyHeader()  // admitted once the header names the client
         } else {
-            guard admitHandshake(c) else { return }
+            guard admission.admitHandshake(c) else { return }
         }
         sessions.add(c)
         c.start()
     }
 
     /// A trusted balancer's PROXY header was read: the client it names is admitted (or not) now.
-    func proxyHeaderRead(_ c: Connection) -> Bool { admitHandshake(c) }
+    func proxyHeaderRead(_ c: Connection) -> Bool { admission.admitHandshake(c) }
 
     /// Forgets a connection: its documents, its client id. Called once per connection.
     func connectionEnded(_ c: Connection, reason: String) {
         guard sessions.remove(c) else { return }
         if !c.isClosed { c.drop() }
-        admissionEnded(c)
+        admission.ended(c)
         partialLineChanged(c, to: 0)
         quickActions.left(c)
         prompts.cancel(of: c, doc: nil)  // what it showed is cancelled (SPEC section 6)
@@ -264,7 +260,7 @@ public final class Server {
         if cancellingPrompts { prompts.cancel(of: c, doc: doc) }
         c.promptStates[doc] = nil
         if let d = documents[doc] {
-            leavePresence(d, c)
+            presence.leave(d, c)
             d.unsubscribe(c)
             documentMayBeIdle(d)
         }
@@ -294,8 +290,8 @@ public final class Server {
     private func flushDirty() {
         repeat {
             sessions.closeMarked()
-            flushMovedPresence()
-            checkPromptStates()
+            presence.flushMoved()
+            promptStates.checkDue()
             sessions.closeMarked()
             sessions.flushOutput()
             // A write that found its peer gone marked it: it ends now, not when
@@ -323,7 +319,7 @@ public final class Server {
                 c.keepAlive()  // a WebSocket: pinged, and its pong counts as activity
             }
         }
-        admission.forgetFullBuckets(now: now)
+        admission.sweep()
         cluster.sweep(now: now)
     }
 
@@ -339,10 +335,10 @@ public final class Server {
         switch effect {
         case .mayBeIdle: documentMayBeIdle(d)
         case .halted: documentHalted(d)
-        case let .promptStateMayHaveChanged(user): promptStateMayHaveChanged(d, user: user)
+        case let .promptStateMayHaveChanged(user): promptStates.mayHaveChanged(d, user: user)
         case let .committed(event):
-            promptStateMayHaveChangedThisTurn(d, user: event.userID)
-            presenceAfter(d, event)
+            promptStates.mayHaveChangedThisTurn(d, user: event.userID)
+            presence.after(d, event)
         case .firstLoaded: cluster.ask(d)
         }
     }
@@ -371,6 +367,48 @@ public final class Server {
     func documentMayBeIdle(_ d: DocumentRuntime, unloadNow: Bool = false) {
         if documents.shouldUnload(d, now: unloadNow) { unload(d) }
         if shuttingDown { finishShutdownIfDone() }
+    }
+
+    // MARK: Access (roles taking effect: changes from anywhere, revoked tokens, erased users)
+
+    /// The roles of `doc` changed (here or on another instance): terminals
+    /// that lost all access are told `closed` and leave it (their open groups
+    /// close, their presence goes); the others get their `prompt_state`
+    /// again (a viewer cannot undo). No roles at all (`a` nil): the document
+    /// was deleted, and everyone is told `closed` `deleted`.
+    func accessChanged(_ doc: String, _ a: DocumentAccess?) {
+        guard let d = existingDocument(doc) else { return }
+        let reason = a == nil ? "deleted" : "forbidden"
+        for c in Array(d.subscribers.values) {
+            guard let user = c.user else { continue }
+            if a?.role(of: user.id) == nil {
+                leaveDocument(c, doc)
+                c.push(SharedBytes(Message.push("closed", [("doc", .string(doc)), ("reason", .string(reason))])))
+                logger.info("access lost; document closed", metadata: ["conn": "\(c.label)", "doc": "\(doc)", "reason": "\(reason)"])
+            } else {
+                promptStates.push(d, to: c)
+            }
+        }
+        // Deleted (perhaps purged next): its key leaves memory with its terminals.
+        if a == nil { documentMayBeIdle(d, unloadNow: true) }
+    }
+
+    /// `user` was erased: their connections end (their tokens were revoked
+    /// too), loaded documents show the pseudonym from now on — events held
+    /// encoded with the old name are dropped, and read again from the log —
+    /// and quick actions are listed again.
+    func userErased(_ user: Int64, pseudonym: String) {
+        tokensRevoked(user: user)
+        for d in loadedDocuments { d.userRenamed(user, to: pseudonym) }
+        quickActions.resync()
+        logger.info("user erased", metadata: ["user": "\(user)", "pseudonym": "\(pseudonym)"])
+    }
+
+    /// Every token of `user` was revoked: its connections end now.
+    func tokensRevoked(user: Int64) {
+        for c in sessions.connections(ofUser: user) {
+            c.close(reason: "unauthorized", retry: false, message: "your tokens were revoked; ask an operator for a new one")
+        }
     }
 
     // MARK: Shutdown

@@ -7,7 +7,7 @@ extension Server {
     /// them have, so a `focus` sent just before counts): `scope` null is the document's, a node
     /// id that node's; without `scope`, the terminal's focus decides.
     private func scope(_ r: Request, _ d: DocumentRuntime, _ c: Connection) throws(RewindError) -> Key? {
-        guard r.body["scope"] != nil else { return terminalScope(d, c) }
+        guard r.body["scope"] != nil else { return d.undoScope(of: c) }
         guard let s = try r.optionalString("scope", maxBytes: config.limits.maxNameBytes) else { return nil }
         let key = Key(s)
         guard let node = d.current.document[key] else { throw .notFound("scope: no node \"\(s)\"") }
@@ -96,7 +96,7 @@ extension Server {
     func runRevert(_ r: Request, _ c: Connection, _ d: DocumentRuntime, _ o: RevertOptions, extra: [(String, JSON?)] = []) {
         let user = c.user!
         // Reached from requests checked on arrival, and from prompts answered later: the role may have changed since.
-        guard mayEdit(d, c) else {
+        guard access.mayEdit(d, c) else {
             return c.fail(r, RewindError(.forbidden, "\(o.kind.rawValue): a viewer of \"\(d.id)\" cannot undo or redo",
                                          details: ["doc": .string(d.id), "role": "viewer", "needs": "edit"]))
         }
@@ -127,7 +127,7 @@ extension Server {
             case let .success(.revert(res)):
                 // The terminal that undid gets the selection back (and the others see it there).
                 if let s = res.selection, d.current.document[s.node]?.focusable == true {
-                    self.setPresence(d, c, Presence(node: s.node, selection: s).after([], byThisTerminal: true, in: d.current.document))
+                    self.presence.set(d, c, Presence(node: s.node, selection: s).after([], byThisTerminal: true, in: d.current.document))
                 }
                 c.reply(Message.reply(r.id, extra + [
                     ("version", .int(res.version)), ("action", res.action.map { .string($0) } ?? .null),

@@ -1,9 +1,27 @@
+import Logging
 import RewindCore
 import RewindLoop
 import RewindStore
 
-/// Roles taking effect: `share`, role changes from anywhere, revoked tokens.
-extension Server {
+/// `share` and `delete_doc`, the owner's requests. Owns, per user, the
+/// `share`s that named nobody (a probe for user names).
+final class SharingRequests {
+    private let store: EventStore
+    private let access: AccessControl
+    private let config: ServerConfig
+    private let logger: Logger
+    private let clock: () -> UInt64
+    private var unknownNameShares: [Int64: TokenBucket] = [:]
+    private var now: UInt64 { clock() }
+
+    init(store: EventStore, access: AccessControl, config: ServerConfig, logger: Logger, clock: @escaping () -> UInt64) {
+        self.store = store
+        self.access = access
+        self.config = config
+        self.logger = logger
+        self.clock = clock
+    }
+
     /// `share {doc, user, role}` (the owner only: checked before it runs).
     func share(_ r: Request, _ c: Connection) throws(RewindError) {
         let doc = try r.string("doc", maxBytes: config.limits.maxNameBytes)
@@ -63,51 +81,5 @@ extension Server {
         _ = bucket.take(now: now)
         unknownNameShares[user.id] = bucket
         logger.warning("share named no user (a probe for names?)", metadata: ["conn": "\(c.label)", "name": "\(name)"])
-    }
-
-    /// The roles of `doc` changed (here or on another instance): terminals
-    /// that lost all access are told `closed` and leave it (their open groups
-    /// close, their presence goes); the others get their `prompt_state`
-    /// again (a viewer cannot undo). No roles at all (`a` nil): the document
-    /// was deleted, and everyone is told `closed` `deleted`.
-    func accessChanged(_ doc: String, _ a: DocumentAccess?) {
-        guard let d = existingDocument(doc) else { return }
-        let reason = a == nil ? "deleted" : "forbidden"
-        for c in Array(d.subscribers.values) {
-            guard let user = c.user else { continue }
-            if a?.role(of: user.id) == nil {
-                leaveDocument(c, doc)
-                c.push(SharedBytes(Message.push("closed", [("doc", .string(doc)), ("reason", .string(reason))])))
-                logger.info("access lost; document closed", metadata: ["conn": "\(c.label)", "doc": "\(doc)", "reason": "\(reason)"])
-            } else {
-                pushPromptState(d, to: c)
-            }
-        }
-        // Deleted (perhaps purged next): its key leaves memory with its terminals.
-        if a == nil { documentMayBeIdle(d, unloadNow: true) }
-    }
-
-    /// `user` was erased: their connections end (their tokens were revoked
-    /// too), loaded documents show the pseudonym from now on — events held
-    /// encoded with the old name are dropped, and read again from the log —
-    /// and quick actions are listed again.
-    func userErased(_ user: Int64, pseudonym: String) {
-        tokensRevoked(user: user)
-        for d in loadedDocuments { d.userRenamed(user, to: pseudonym) }
-        quickActions.resync()
-        logger.info("user erased", metadata: ["user": "\(user)", "pseudonym": "\(pseudonym)"])
-    }
-
-    /// Every token of `user` was revoked: its connections end now.
-    func tokensRevoked(user: Int64) {
-        for c in sessions.connections(ofUser: user) {
-            c.close(reason: "unauthorized", retry: false, message: "your tokens were revoked; ask an operator for a new one")
-        }
-    }
-
-    /// Whether `c` may edit `d` now (prompt state, `validate`, chain actions).
-    func mayEdit(_ d: DocumentRuntime, _ c: Connection) -> Bool {
-        guard let user = c.user else { return false }
-        return access.lastKnownRole(d.id, user.id)?.allows(.edit) ?? false
     }
 }

@@ -17,7 +17,7 @@ extension Server {
             c.clipboard = text
             c.reply(Message.reply(r.id, [handledBy, ("text", .string(String(String.UnicodeScalarView(text))))]))
         case let .select(s):
-            setPresence(d, c, Presence(node: s.node, selection: s))
+            presence.set(d, c, Presence(node: s.node, selection: s))
             c.reply(Message.reply(r.id, [handledBy, ("selection", s.json)]))
         }
     }
@@ -36,7 +36,7 @@ extension Server {
             switch result {
             case let .success(.version(v)):
                 if let caretAfter, d.presence[c.id].node == caretAfter.node {
-                    self.setPresence(d, c, Presence(node: caretAfter.node, selection: caretAfter))
+                    self.presence.set(d, c, Presence(node: caretAfter.node, selection: caretAfter))
                 }
                 c.reply(Message.reply(r.id, [("handled_by", .string(by.id)), ("version", .int(v))]))
             case .success: c.fail(r, RewindError(.internal, "a chain edit answered with something other than a version"))

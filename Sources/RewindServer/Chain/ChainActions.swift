@@ -50,7 +50,7 @@ extension Server {
             throw .notFound("nothing on the responder chain handles \"\(action)\"",
                             details: ["chain": .array(chain.map { .string($0.id) })])
         }
-        if RequestAccess.editingActions.contains(action) && !mayEdit(d, c) {
+        if RequestAccess.editingActions.contains(action) && !access.mayEdit(d, c) {
             throw RewindError(.forbidden, "\"\(action)\" changes the document; a viewer cannot do it",
                               details: ["doc": .string(d.id), "role": "viewer", "needs": "edit"])
         }
@@ -76,7 +76,7 @@ extension Server {
         }
         let target = try r.optionalString("target", maxBytes: config.limits.maxNameBytes)
         let state = chainState(c, d, args: JSONObject())
-        let canEdit = mayEdit(d, c)
+        let canEdit = access.mayEdit(d, c)
         let chain = try chain(target: target, state)
         var out: [(key: String, value: JSON)] = []
         for name in names {

@@ -1,10 +1,21 @@
 import RewindLoop
+import RewindStore
 
-extension Server {
+/// What `GET /metrics` and `GET /health` read of the running server.
+struct HealthCheck {
+    let store: EventStore
+    let notifications: Notifications
+    let sessions: Sessions
+    let documents: Documents
+    let metrics: ServerMetrics?
+    let loop: EventLoop
+    let statementTimeoutMs: UInt64
+    let shuttingDown: () -> Bool
+
     /// The text `GET /metrics` answers, with what the server knows now.
     func metricsText() -> [UInt8] {
         guard let metrics else { return [] }
-        let loaded = loadedDocuments
+        let loaded = documents.all
         var terminals = 0
         for d in loaded { terminals += d.subscribers.count }
         return metrics.render(.init(connections: sessions.count, documentsLoaded: loaded.count, documentTerminals: terminals,
@@ -16,15 +27,15 @@ extension Server {
     /// `GET /health`: healthy when every connection of the store is up and a
     /// trivial query answers within `--db-timeout`; otherwise the reason, in
     /// words, for the operator reading the 503.
-    func checkHealth(_ done: @escaping (_ healthy: Bool, _ reason: String) -> Void) {
-        if shuttingDown { return done(false, "shutting down") }
+    func check(_ done: @escaping (_ healthy: Bool, _ reason: String) -> Void) {
+        if shuttingDown() { return done(false, "shutting down") }
         if let why = store.unavailableReason {
             // libpq's message may run over lines ("\n\tIs the server running…"): one line here.
             return done(false, "database unreachable: " + why.split(whereSeparator: \.isNewline).map { $0.trimmingPrefix("\t") }.joined(separator: " "))
         }
         var answered = false
         let deadline = Timer(loop: loop)
-        let timeoutMs = config.databaseTimeouts.statementMs
+        let timeoutMs = statementTimeoutMs
         deadline.start(after: timeoutMs) {
             deadline.close()
             guard !answered else { return }

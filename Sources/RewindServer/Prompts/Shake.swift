@@ -17,10 +17,10 @@ extension Server {
         if let shown = prompts.held(by: c, reason: "shake") {
             return c.reply(Message.reply(r.id, [("prompt", .string(shown)), ("already", true)]))
         }
-        guard mayEdit(d, c) else {
+        guard access.mayEdit(d, c) else {
             return c.reply(Message.reply(r.id, [("prompt", .null), ("reason", "a viewer cannot undo or redo")]))
         }
-        let scope = terminalScope(d, c)
+        let scope = d.undoScope(of: c)
         let user = c.user!.id
         let undo = d.history.topUndo(user: user, scope: scope), redo = d.history.topRedo(user: user, scope: scope)
         let tops = UndoPrompts.Tops(undo: undo.map { (group: $0.key.id, action: $0.action) },

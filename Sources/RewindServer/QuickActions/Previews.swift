@@ -63,7 +63,7 @@ extension Server {
         try withAccess(to: p.doc, .read, for: open, c) { [unowned self] _ throws(RewindError) in
             try self.open(open, c) { d in
                 guard let node = p.node, let n = d.current.document[node], n.focusable else { return }
-                self.setPresence(d, c, Presence(node: node))
+                self.presence.set(d, c, Presence(node: node))
             }
         }
     }
@@ -100,7 +100,7 @@ extension Server {
             let role = action.id == PreviewMenu.shareEditor ? Role.editor : .viewer
             let share = Request(id: r.id, type: "share", body: JSONObject([("doc", .string(p.doc)), ("user", .string(user)),
                                                                            ("role", .string(role.rawValue))]))
-            try withAccess(to: p.doc, .share, for: share, c) { [unowned self] _ throws(RewindError) in try self.share(share, c) }
+            try withAccess(to: p.doc, .share, for: share, c) { [unowned self] _ throws(RewindError) in try self.sharing.share(share, c) }
         }
     }
 

@@ -1,0 +1,97 @@
+import RewindCore
+import RewindLoop
+
+/// `prompt_state` pushes: what undo and redo would do right now for each
+/// terminal (its locale, its scope), sent to every terminal of the user with
+/// the document open, on open and whenever a field changes. Owns the users
+/// whose state this loop turn's edits may have changed.
+final class PromptStates {
+    private let prompts: PromptCenter
+    private let access: AccessControl
+    private let documents: Documents
+    /// Users whose prompt state edits of this loop turn may have changed, by document.
+    private var toCheck: [ObjectIdentifier: (doc: DocumentRuntime, users: Set<Int64>)] = [:]
+
+    init(prompts: PromptCenter, access: AccessControl, documents: Documents) {
+        self.prompts = prompts
+        self.access = access
+        self.documents = documents
+    }
+
+    func state(_ d: DocumentRuntime, for c: Connection) -> UndoPromptState {
+        UndoPromptState(history: d.committed.history, user: c.user!.id, scope: d.undoScope(of: c), canEdit: access.mayEdit(d, c),
+                        presented: prompts.presented(c, doc: d.id))
+    }
+
+    /// Pushes `prompt_state` to `c` if it changed since the last push (or always, when `force`).
+    func push(_ d: DocumentRuntime, to c: Connection, force: Bool = false) {
+        push(state(d, for: c), of: d, to: c, force: force)
+    }
+
+    private func push(_ state: UndoPromptState, of d: DocumentRuntime, to c: Connection, force: Bool) {
+        guard force || c.promptStates[d.id] != state else { return }
+        c.promptStates[d.id] = state
+        c.push(SharedBytes(Message.line(state.json(doc: d.id, locale: c.locale))))
+    }
+
+    /// An edit committed: the user's prompt state is checked once at the end
+    /// of the loop turn, however many of their edits committed in it (a batch
+    /// of one busy document commits dozens at once; checking each made the
+    /// user's terminals × their edits the largest cost of a commit there).
+    /// The push still goes out in the same write as the events and replies.
+    func mayHaveChangedThisTurn(_ d: DocumentRuntime, user: Int64) {
+        toCheck[ObjectIdentifier(d), default: (d, [])].users.insert(user)
+    }
+
+    /// Just before the loop sleeps (`Server.flushDirty`).
+    func checkDue() {
+        guard !toCheck.isEmpty else { return }
+        let due = toCheck
+        toCheck = [:]
+        for (d, users) in due.values where !d.halted && documents[d.id] === d {
+            for user in users { mayHaveChanged(d, user: user) }
+        }
+    }
+
+    func mayHaveChanged(_ d: DocumentRuntime, user: Int64) {
+        // A user's terminals on one document mostly share a scope and the
+        // prompts shown: each distinct state is worked out once per change,
+        // not once per terminal (50 terminals of one user made it most of a commit's cost).
+        var canEdit: Bool?
+        var known: [(inputs: Inputs, state: UndoPromptState)] = []  // a few at most: searched, not hashed
+        for c in d.subscribers.values where c.user?.id == user {
+            if canEdit == nil { canEdit = access.mayEdit(d, c) }
+            let inputs = Inputs(scope: d.undoScope(of: c), presented: prompts.presented(c, doc: d.id))
+            let state: UndoPromptState
+            if let k = known.first(where: { $0.inputs == inputs }) {
+                state = k.state
+            } else {
+                state = UndoPromptState(history: d.committed.history, user: user, scope: inputs.scope,
+                                        canEdit: canEdit!, presented: inputs.presented)
+                known.append((inputs, state))
+            }
+            push(state, of: d, to: c, force: false)
+        }
+    }
+
+    private struct Inputs: Equatable {
+        var scope: Key?
+        var presented: [String]
+    }
+}
+
+extension DocumentRuntime {
+    /// The undo scope a terminal works in without an explicit `scope`: the
+    /// nearest `undoScope` node around its first responder, else the document's.
+    func undoScope(of c: Connection) -> Key? {
+        current.document.undoScope(around: presence[c.id].node)
+    }
+}
+
+extension AccessControl {
+    /// Whether `c` may edit `d` now (prompt state, `validate`, chain actions).
+    func mayEdit(_ d: DocumentRuntime, _ c: Connection) -> Bool {
+        guard let user = c.user else { return false }
+        return lastKnownRole(d.id, user.id)?.allows(.edit) ?? false
+    }
+}
