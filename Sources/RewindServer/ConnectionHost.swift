@@ -33,6 +33,7 @@ protocol ConnectionHost: AnyObject {
 
 extension Server: ConnectionHost {
     func outputPending(_ c: Connection) { sessions.outputPending(c) }
+    func presentErrorPrompt(_ e: RewindError, for r: Request, to c: Connection) { prompts.presentError(e, for: r, to: c) }
 }
 
 /// What every connection of a server reads and never changes: one object

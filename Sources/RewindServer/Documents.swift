@@ -1,8 +1,7 @@
 /// The documents loaded on this server, by id: a runtime is made on first
 /// use and dropped when idle once more than `keepIdle` are loaded (read
-/// from the log again when next needed). It owns that table; what loading
-/// and unloading mean for prompts and keys is the server's
-/// (`Server.document`, `Server.unload`).
+/// from the log again when next needed). It owns that table; what
+/// unloading means for prompts and keys is told to the server (`onUnloaded`).
 final class Documents {
     private var byID: [String: DocumentRuntime] = [:]
     private let make: (String) -> DocumentRuntime
@@ -37,9 +36,28 @@ final class Documents {
         return true
     }
 
+    /// `d` left memory (its prompts and its data key go with it).
+    var onUnloaded: (DocumentRuntime) -> Void = { _ in }
+    /// `mayBeIdle` ran: a shutdown waiting for commits may be able to finish.
+    var onSettled: () -> Void = {}
+
     /// Whether an idle `d` should leave memory now.
     func shouldUnload(_ d: DocumentRuntime, now unloadNow: Bool) -> Bool {
         d.isIdle && (unloadNow || byID.count > keepIdle) && holds(d)
+    }
+
+    /// Keeps loaded documents while anyone uses them; past `keepIdle`
+    /// loaded, idle ones are dropped and read from the log again when needed.
+    /// `unloadNow`: drop it as soon as it is idle (deleted: its key leaves memory).
+    func mayBeIdle(_ d: DocumentRuntime, unloadNow: Bool = false) {
+        if shouldUnload(d, now: unloadNow) { unload(d) }
+        onSettled()
+    }
+
+    /// `d` leaves memory now (a halted document; an idle one).
+    func unload(_ d: DocumentRuntime) {
+        guard remove(d) else { return }
+        onUnloaded(d)
     }
 
     /// Some document still has commits being stored.

@@ -60,50 +60,16 @@ extension Server {
         case .hello: return
         case let .session(handler)?: try handler(self, r, c)
         case let .role(need, handler)?:
-            try withAccess(to: try documentID(r), need, for: r, c) { [unowned self] role throws(RewindError) in try handler(self, r, c, role) }
+            try access.withRole(on: try documentRequests.documentID(r), need, for: r, c) { [unowned self] role throws(RewindError) in try handler(self, r, c, role) }
         case let .openDocument(need, handler)?:
-            let doc = try documentID(r)
-            try withAccess(to: doc, need, for: r, c) { [unowned self] _ throws(RewindError) in
+            let doc = try documentRequests.documentID(r)
+            try access.withRole(on: doc, need, for: r, c) { [unowned self] _ throws(RewindError) in
                 guard c.openDocuments.contains(doc) else { throw .badRequest("\(r.type): open document \"\(doc)\" first") }
-                let d = self.document(doc)
-                self.whenOpen(c, d) { [unowned self] error in
+                let d = self.documents.runtime(doc)
+                self.documentRequests.whenOpen(c, d) { [unowned self] error in
                     if let error { return c.fail(r, error) }
                     do throws(RewindError) { try handler(self, r, c, d) } catch { c.fail(r, error) }
                 }
-            }
-        }
-    }
-
-    /// Runs `body` with the caller's role on `doc` if it allows `need`; else
-    /// `r` fails (`not_found` without a role, `forbidden` with too little).
-    /// When the roles are not known yet, the request's processing goes on
-    /// until they are read (the connection's next frames wait for it).
-    func withAccess(to doc: String, _ need: Need, for r: Request, _ c: Connection,
-                    _ body: @escaping (Role) throws(RewindError) -> Void) throws(RewindError)
-    {
-        let user = c.user!
-        if let a = access.cached(doc) {
-            let role = a.role(of: user.id)
-            // No role: the answer is `not_found`, as for a document that does not
-            // exist — and it takes as long. A missing document is never cached, so
-            // its answer waits for the database; answered from the cache, a
-            // document that exists answered four times sooner, and a stranger
-            // could tell the two apart by the clock. Both wait for the same query.
-            if role != nil {
-                try RequestAccess.check(role, need, doc: doc, request: r.type)
-                return try body(role!)
-            }
-        }
-        let processing = c.processingGoesOn()
-        access.load(doc, fresh: true) { result in
-            defer { processing.end() }
-            guard !c.isClosed else { return }
-            do throws(RewindError) {
-                let role = try result.get()?.role(of: user.id)
-                try RequestAccess.check(role, need, doc: doc, request: r.type)
-                try body(role!)
-            } catch {
-                c.fail(r, error)
             }
         }
     }
@@ -165,7 +131,7 @@ extension Server {
                         ("client", .string(client)), ("user", .string(user.name)), ("server", .string(self.serverName)),
                         ("protocol", 1), ("shortcuts", .array(items.map { $0.json(locale: c.locale) })),
                     ]))
-                    if let launch { self.run(launch, answering: r, c) }
+                    if let launch { self.shortcuts.run(launch, answering: r, c) }
                 }
             }
         }
@@ -191,228 +157,10 @@ extension Server {
 
     // MARK: Documents
 
-    func documentID(_ r: Request) throws(RewindError) -> String {
-        try r.string("doc", maxBytes: config.limits.maxNameBytes)
-    }
-
-    /// `create_doc {doc?, title?}`. A chosen id that is taken is `conflict`
-    /// (so chosen ids reveal what exists); without `doc` the server picks an
-    /// unguessable one (`doc-` and a random UUID) and answers it.
-    func createDocument(_ r: Request, _ c: Connection) throws(RewindError) {
-        let doc = try r.optionalString("doc", maxBytes: config.limits.maxNameBytes) ?? "doc-" + UUID.random()
-        let title = try r.optionalString("title", maxBytes: 1024)
-        store.createDocument(doc, title: title, owner: c.user!.id) { result in
-            switch result {
-            case let .failure(e): c.fail(r, e)
-            case .success(false): c.fail(r, .conflict("document \"\(doc)\" already exists"))
-            case .success(true): c.reply(Message.reply(to: r, [("doc", .string(doc)), ("version", 0)]))
-            }
-        }
-    }
-
-    /// `then` runs once the terminal is subscribed (not on an error, nor on a page that is not the last), before its next frame.
-    func open(_ r: Request, _ c: Connection, then: ((DocumentRuntime) -> Void)? = nil) throws(RewindError) {
-        let doc = try documentID(r)
-        let since = try r.optionalInt("since")
-        if let since, since < 0 { throw .badRequest("open: `since` must be 0 or more") }
-        if !c.openDocuments.contains(doc) && c.openDocuments.count >= config.maxOpenDocuments {
-            throw RewindError(.rateLimited, "at most \(config.maxOpenDocuments) documents open per connection")
-        }
-        let d = document(doc)
-        d.opensInFlight += 1  // keeps the runtime from being dropped as idle meanwhile
-        // Until the terminal is subscribed (or refused): what it sent behind `open` sees the document open.
-        let processing = c.processingGoesOn()
-        d.whenCurrent { [unowned self] error in
-            var handedOff = false
-            defer { if !handedOff { self.finishOpening(c, d, processing, then) } }
-            guard !c.isClosed else { return }
-            if let error { return c.fail(r, error) }
-            let head = d.committed.version
-            guard let since else {
-                self.replyState(r, c, doc: doc, version: head, d.committed.document)
-                return self.subscribe(c, d)
-            }
-            guard since <= head else {
-                return c.fail(r, RewindError(.version, "since \(since) is beyond the head \(head)", details: ["head": .int(head)]))
-            }
-            if let events = d.recentEvents(after: since) {
-                let page = self.page(events)
-                guard page.count == events.count else {
-                    return c.reply(Message.reply(to: r, [("doc", .string(doc)), ("version", .int(since + Int64(page.count))), ("more", true)],
-                                                 events: page))
-                }
-                c.reply(Message.reply(to: r, [("doc", .string(doc)), ("version", .int(head))], events: events))
-                return self.subscribe(c, d)
-            }
-            handedOff = true
-            self.openFromLog(r, c, d, since: since) { self.finishOpening(c, d, processing, then) }
-        }
-    }
-
-    /// An `open` finished (either way): the connection's next frame may run.
-    private func finishOpening(_ c: Connection, _ d: DocumentRuntime, _ processing: Processing, _ then: ((DocumentRuntime) -> Void)?) {
-        if let then, !c.isClosed, isOpen(d, on: c) { then(d) }
-        d.opensInFlight -= 1
-        documentMayBeIdle(d)
-        processing.end()  // last: the next frame sees all of the above
-    }
-
-    /// `c` has this runtime's document open (subscribed to this very runtime, not an evicted one).
-    func isOpen(_ d: DocumentRuntime, on c: Connection) -> Bool {
-        c.openDocuments.contains(d.id) && existingDocument(d.id) === d && d.subscribers[c.id] === c
-    }
-
-    /// Runs `body` once the runtime is ready (at once when it is), with an
-    /// error if the document is not open on `c` (a `close` or a lost role
-    /// since). The request's processing goes on until `body` has run: the
-    /// connection's next frame sees what it did.
-    func whenOpen(_ c: Connection, _ d: DocumentRuntime, _ body: @escaping (RewindError?) -> Void) {
-        // The usual case: the document is ready and nothing waits for it, so there is nothing to hold the connection for.
-        guard !d.runsAtOnce else { return body(openError(c, d, nil)) }
-        let processing = c.processingGoesOn()
-        d.whenReady { [unowned self] error in
-            defer { processing.end() }
-            body(self.openError(c, d, error))
-        }
-    }
-
-    /// Why a request that waited for `d` cannot act for `c` now (nil: it can).
-    private func openError(_ c: Connection, _ d: DocumentRuntime, _ error: RewindError?) -> RewindError? {
-        if c.isClosed { return .badRequest("connection closed") }
-        if let error { return error }
-        return isOpen(d, on: c) ? nil : .badRequest("document \"\(d.id)\" is not open on this connection (open it first, and wait for all its pages)")
-    }
-
-    /// Catch-up older than what is held in memory: one page from the log; the
-    /// terminal asks again with `since` while `more` is true.
-    private func openFromLog(_ r: Request, _ c: Connection, _ d: DocumentRuntime, since: Int64, done: @escaping () -> Void) {
-        d.checkedEvents(after: since, limit: config.catchUpPage) { [unowned self] result in
-            guard !c.isClosed else { return done() }
-            switch result {
-            case let .failure(e):
-                c.fail(r, e)
-                done()
-            case let .success(events):
-                let all = events.map(\.wireBytes)
-                var page = self.page(all)
-                let last = since + Int64(page.count)
-                d.whenReady { error in
-                    defer { done() }
-                    guard !c.isClosed else { return }
-                    if let error { return c.fail(r, error) }
-                    // The log's page and what memory holds after it, if they fit in one page: the last page, which subscribes.
-                    if page.count == all.count, let rest = d.recentEvents(after: last),
-                       (page + rest).reduce(0, { $0 + $1.count }) <= self.config.maxPageBytes || page.count + rest.count <= 1
-                    {
-                        page += rest
-                        c.reply(Message.reply(to: r, [("doc", .string(d.id)), ("version", .int(d.committed.version))], events: page))
-                        self.subscribe(c, d)
-                    } else {
-                        c.reply(Message.reply(to: r, [("doc", .string(d.id)), ("version", .int(last)), ("more", true)], events: page))
-                    }
-                }
-            }
-        }
-    }
-
-    /// The first events of `events` that fit in one reply page (`--max-page-bytes`; at least one).
-    private func page(_ events: [[UInt8]]) -> [[UInt8]] {
-        var bytes = 0
-        for (i, e) in events.enumerated() {
-            bytes += e.count
-            if bytes > config.maxPageBytes && i > 0 { return Array(events[..<i]) }
-        }
-        return events
-    }
-
-    /// `{doc, version, state}`: encoded at once when small, else streamed
-    /// node by node as the terminal reads (`StateReply`).
-    private func replyState(_ r: Request, _ c: Connection, doc: String, version: Int64, _ document: Document) {
-        reply(r, c, [("doc", .string(doc)), ("version", .int(version))], state: document)
-    }
-
-    /// A reply of `fields` then `state` (last): encoded at once when small,
-    /// else streamed node by node as the terminal reads (`StateReply`).
-    func reply(_ r: Request, _ c: Connection, _ fields: [(String, JSON?)], state document: Document) {
-        let estimate = StateReply.estimate(document)
-        let state = StateReply(head: Message.reply(to: r, fields), document: document, estimate: estimate)
-        guard estimate > Connection.sliceBytes else { return c.reply(state.next(max: .max)) }
-        c.reply(streaming: state)
-    }
-
-    private func subscribe(_ c: Connection, _ d: DocumentRuntime) {
-        c.openDocuments.insert(d.id)
-        d.subscribe(c)
-        presence.pushOthers(d, to: c)  // also on a repeated open: a client resyncing gets the cursors again
-        promptStates.push(d, to: c, force: true)
-    }
-
     func close(_ r: Request, _ c: Connection) throws(RewindError) {
-        let doc = try documentID(r)
+        let doc = try documentRequests.documentID(r)
         let wasOpen = c.openDocuments.contains(doc)
         leaveDocument(c, doc)
         c.reply(Message.reply(r.id, [("doc", .string(doc)), ("closed", .bool(wasOpen))]))
-    }
-
-    func submit(_ r: Request, _ c: Connection) throws(RewindError) {
-        let limits = config.limits
-        let doc = try documentID(r)
-        let tx = try r.string("tx", maxBytes: limits.maxNameBytes)
-        let base = try r.int("base")
-        guard base >= 0 else { throw .badRequest("submit: `base` must be 0 or more") }
-        let ops = try Op.parseList(r.body["ops"], limits: limits)
-        guard !ops.isEmpty else { throw .badRequest("submit: `ops` is empty; a transaction must change something") }
-        let action = try r.optionalString("action", maxBytes: limits.maxNameBytes)
-        let selection = try Selection.parse(r.body["selection"])
-        let submission = self.submission(c, doc: doc, tx: tx, base: base, ops: ops, action: action, selection: selection)
-        let reply = c.committing { result in
-            switch result {
-            case let .success(.version(version)): c.reply(Message.reply(r.id, [("version", .int(version))]))
-            case .success: c.fail(r, RewindError(.internal, "submit answered with something other than a version"))
-            case let .failure(e): c.fail(r, e)
-            }
-        }
-        document(doc).run(.init(command: .submit(submission), replies: [reply]))
-    }
-
-    /// `c`'s edit of `doc` as the ledger takes it: joined to the group the
-    /// terminal holds open (whose name and first selection it carries), with
-    /// the server's typing window. Used by `submit` and by chain actions.
-    func submission(_ c: Connection, doc: String, tx: String, base: Int64, ops: [Op], action: String?,
-                    selection: Selection?) -> DocumentLedger.Submission
-    {
-        let user = c.user!
-        let group = c.groups[doc]
-        var s = DocumentLedger.Submission(
-            tx: tx, base: base, ops: ops, action: action, userID: user.id, userName: user.name,
-            client: c.clientID!, eventID: UUID.random(), time: wallClockMillis(),
-            openGroup: group?.id, selection: selection ?? group?.selectionBefore)
-        s.checksSelection = selection != nil
-        s.typingWindow = config.typingWindowMs
-        s.groupAction = group?.action
-        s.instance = Int64(notifications.instance)
-        return s
-    }
-}
-
-enum UUID {
-    /// A random (version 4) UUID in its usual text form.
-    /// Two draws from the system's generator (one `getrandom` each), spelled with a table.
-    static func random() -> String {
-        var rng = SystemRandomNumberGenerator()
-        let words = [rng.next() as UInt64, rng.next() as UInt64]
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for i in 0..<16 { bytes[i] = UInt8(truncatingIfNeeded: words[i / 8] >> (UInt64(i % 8) * 8)) }
-        bytes[6] = bytes[6] & 0x0F | 0x40
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(36)
-        for (i, b) in bytes.enumerated() {
-            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

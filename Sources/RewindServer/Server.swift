@@ -26,7 +26,7 @@ public final class Server {
     private(set) lazy var access: AccessControl = {
         let a = AccessControl(store: store, logger: logger, isListening: { [unowned self] in self.notifications.isListening },
                               served: { [unowned self] doc in
-                                  let d = self.existingDocument(doc)
+                                  let d = self.documents[doc]
                                   return (d != nil, !(d?.subscribers.isEmpty ?? true))
                               })
         a.onEffect = { [unowned self] effect in
@@ -43,21 +43,29 @@ public final class Server {
     /// The connections and their turns on the loop (`Sessions.swift`).
     let sessions = Sessions()
     /// The documents loaded here (`Documents.swift`).
-    private(set) lazy var documents = Documents { [unowned self] id in
-        let d = DocumentRuntime(id: id, store: self.store, config: self.config, logger: self.logger, loop: self.loop)
-        d.onEffect = { [unowned self, unowned d] effect in self.carryOut(effect, for: d) }
-        return d
-    }
+    private(set) lazy var documents: Documents = {
+        let documents = Documents { [unowned self] id in
+            let d = DocumentRuntime(id: id, store: self.store, config: self.config, logger: self.logger, loop: self.loop)
+            d.onEffect = { [unowned self, unowned d] effect in self.carryOut(effect, for: d) }
+            return d
+        }
+        documents.onUnloaded = { [unowned self] d in
+            self.prompts.forget(doc: d.id)
+            self.store.keys.forget(d.id)
+        }
+        documents.onSettled = { [unowned self] in if self.shuttingDown { self.finishShutdownIfDone() } }
+        return documents
+    }()
     /// Admission (`Admission.swift`): connections per user and in all, handshakes and failed hellos per address.
     private(set) lazy var admission = AdmissionGate(config: config, logger: logger, sessions: sessions, clock: { [unowned self] in self.now })
     /// `share` and `delete_doc` (`Access/Sharing.swift`).
     private(set) lazy var sharing = SharingRequests(store: store, access: access, config: config, logger: logger, clock: { [unowned self] in self.now })
     /// Prompts presented or waiting on some terminal, who holds which, and their answers (`Prompts/PromptCenter.swift`).
     private(set) lazy var prompts: PromptCenter = {
-        let p = PromptCenter(sessions: sessions)
+        let p = PromptCenter(sessions: sessions, logger: logger)
         p.onPresentedChanged = { [unowned self] c in
             for doc in c.openDocuments {
-                if let d = self.existingDocument(doc) { self.promptStates.push(d, to: c) }
+                if let d = self.documents[doc] { self.promptStates.push(d, to: c) }
             }
         }
         return p
@@ -66,10 +74,24 @@ public final class Server {
     private(set) lazy var promptStates = PromptStates(prompts: prompts, access: access, documents: documents)
     /// Presence pushed to terminals and other instances (`Chain/PresenceRelay.swift`).
     private(set) lazy var presence = PresenceRelay(cluster: cluster, promptStates: promptStates)
+    /// `create_doc`, `open`, `submit`, and running a request in a document's order (`DocumentRequests.swift`).
+    private(set) lazy var documentRequests = DocumentRequests(config: config, store: store, documents: documents, presence: presence,
+                                                              promptStates: promptStates, instance: Int64(notifications.instance))
+    /// Groups, undo and redo, history (`UndoRequests.swift`).
+    private(set) lazy var undo = UndoRequests(config: config, documents: documents, documentRequests: documentRequests, access: access,
+                                              presence: presence, prompts: prompts, metrics: metrics)
+    /// `perform`, `gesture`, `validate`: the responder chain (`Chain/ChainRequests.swift`).
+    private(set) lazy var chain = ChainRequests(limits: config.limits, access: access, undo: undo, documentRequests: documentRequests,
+                                                presence: presence)
+    /// `motion` (shake to undo, `Prompts/Shake.swift`).
+    private(set) lazy var shake = ShakeRequests(prompts: prompts, access: access, undo: undo, documentRequests: documentRequests)
+    /// `scrub`, `peek`, `pop`, `preview_action`: documents as they were (`QuickActions/Scrub.swift`, `Previews.swift`).
+    private(set) lazy var pastStates = PastStates(config: config, store: store, documents: documents, documentRequests: documentRequests,
+                                                  access: access, presence: presence, sharing: sharing)
+    /// `shortcut` and launch shortcuts (`QuickActions/ShortcutRequests.swift`).
+    private(set) lazy var shortcuts = ShortcutRequests(store: store, access: access, documentRequests: documentRequests)
     /// `focus`, `blur`, `select`, `hit_test` (`Chain/FocusRequests.swift`).
     private(set) lazy var focusRequests = FocusRequests(presence: presence, limits: config.limits)
-    /// The actions of the responder chain and who handles them (`EditingActions`, core; carried out in `Chain/BuiltInActions.swift`).
-    let actions = EditingActions.table()
     /// `--metrics`: what is counted (nil without it: nothing is) and the HTTP endpoint serving it.
     let metrics: ServerMetrics?
     private var metricsEndpoint: MetricsEndpoint?
@@ -108,7 +130,7 @@ public final class Server {
             store.onBatchAnswered = { entries, nanoseconds in metrics.batchAnswered(entries: entries, nanoseconds: nanoseconds) }
         }
         cluster = Cluster(notifications: notifications, loop: loop, logger: logger, instance: instance,
-                          loaded: { [unowned self] in self.loadedDocuments }, existing: { [unowned self] in self.existingDocument($0) })
+                          loaded: { [unowned self] in self.documents.all }, existing: { [unowned self] in self.documents[$0] })
         cluster.onEffect = { [unowned self] effect in
             switch effect {
             case let .editorsNotice(payload): self.quickActions.notice(payload)
@@ -189,7 +211,7 @@ public final class Server {
             }
             startListening()
             // Back after losing PostgreSQL: a catch-up that failed meanwhile left documents behind.
-            for d in self.loadedDocuments { d.logMayHaveMoved() }
+            for d in self.documents.all { d.logMayHaveMoved() }
         }
         wait.start(after: config.startupWaitMs) { [unowned self] in
             self.logger.warning("PostgreSQL not reachable yet; listening anyway (requests get `unavailable` until it is)")
@@ -256,13 +278,13 @@ public final class Server {
     func leaveDocument(_ c: Connection, _ doc: String, cancellingPrompts: Bool = true) {
         guard c.openDocuments.remove(doc) != nil else { return }
         if c.scrub?.doc == doc { c.scrub = nil }  // a close or a disconnect cancels a scrub
-        if c.user != nil { closeTerminalGroup(c, doc: doc) }
+        if c.user != nil { undo.closeTerminalGroup(c, doc: doc) }
         if cancellingPrompts { prompts.cancel(of: c, doc: doc) }
         c.promptStates[doc] = nil
         if let d = documents[doc] {
             presence.leave(d, c)
             d.unsubscribe(c)
-            documentMayBeIdle(d)
+            documents.mayBeIdle(d)
         }
     }
 
@@ -325,15 +347,10 @@ public final class Server {
 
     // MARK: Documents
 
-    func existingDocument(_ id: String) -> DocumentRuntime? { documents[id] }
-    var loadedDocuments: [DocumentRuntime] { documents.all }
-
-    func document(_ id: String) -> DocumentRuntime { documents.runtime(id) }
-
     /// What a document's runtime asks of the rest of the server (`DocumentRuntime.Effect`), done here.
     private func carryOut(_ effect: DocumentRuntime.Effect, for d: DocumentRuntime) {
         switch effect {
-        case .mayBeIdle: documentMayBeIdle(d)
+        case .mayBeIdle: documents.mayBeIdle(d)
         case .halted: documentHalted(d)
         case let .promptStateMayHaveChanged(user): promptStates.mayHaveChanged(d, user: user)
         case let .committed(event):
@@ -351,22 +368,7 @@ public final class Server {
             leaveDocument(c, d.id)
             c.push(SharedBytes(Message.push("closed", [("doc", .string(d.id)), ("reason", "internal")])))
         }
-        unload(d)
-    }
-
-    /// `d` leaves memory: with it its prompts and its data key.
-    private func unload(_ d: DocumentRuntime) {
-        guard documents.remove(d) else { return }
-        prompts.forget(doc: d.id)
-        store.keys.forget(d.id)
-    }
-
-    /// Keeps loaded documents while anyone uses them; past a few hundred
-    /// loaded, idle ones are dropped and read from the log again when needed.
-    /// `unloadNow`: drop it as soon as it is idle (deleted: its key leaves memory).
-    func documentMayBeIdle(_ d: DocumentRuntime, unloadNow: Bool = false) {
-        if documents.shouldUnload(d, now: unloadNow) { unload(d) }
-        if shuttingDown { finishShutdownIfDone() }
+        documents.unload(d)
     }
 
     // MARK: Access (roles taking effect: changes from anywhere, revoked tokens, erased users)
@@ -377,7 +379,7 @@ public final class Server {
     /// again (a viewer cannot undo). No roles at all (`a` nil): the document
     /// was deleted, and everyone is told `closed` `deleted`.
     func accessChanged(_ doc: String, _ a: DocumentAccess?) {
-        guard let d = existingDocument(doc) else { return }
+        guard let d = documents[doc] else { return }
         let reason = a == nil ? "deleted" : "forbidden"
         for c in Array(d.subscribers.values) {
             guard let user = c.user else { continue }
@@ -390,7 +392,7 @@ public final class Server {
             }
         }
         // Deleted (perhaps purged next): its key leaves memory with its terminals.
-        if a == nil { documentMayBeIdle(d, unloadNow: true) }
+        if a == nil { documents.mayBeIdle(d, unloadNow: true) }
     }
 
     /// `user` was erased: their connections end (their tokens were revoked
@@ -399,7 +401,7 @@ public final class Server {
     /// and quick actions are listed again.
     func userErased(_ user: Int64, pseudonym: String) {
         tokensRevoked(user: user)
-        for d in loadedDocuments { d.userRenamed(user, to: pseudonym) }
+        for d in documents.all { d.userRenamed(user, to: pseudonym) }
         quickActions.resync()
         logger.info("user erased", metadata: ["user": "\(user)", "pseudonym": "\(pseudonym)"])
     }

@@ -107,7 +107,7 @@ final class SteppedServer {
     }
 
     /// The runtime of a loaded document.
-    func document(_ id: String) -> DocumentRuntime? { server.existingDocument(id) }
+    func document(_ id: String) -> DocumentRuntime? { server.documents[id] }
 
     func eventCount(_ doc: String) throws -> Int {
         Int(try db.query("SELECT count(*) FROM events WHERE doc = $1", [doc]).int(0, 0)!)

@@ -4,13 +4,13 @@ import RewindLoop
 /// The chain's built-in actions carried out: what `EditingActions` (core)
 /// decided — an undo or redo, an edit, a copy, a selection — done here, and
 /// answered with `handled_by`.
-extension Server {
+extension ChainRequests {
     func carryOut(_ effect: ChainEffect, by: Responder, args: JSONObject, _ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let handledBy: (String, JSON?) = ("handled_by", .string(by.id))
         switch effect {
         case let .revert(kind, scope):
-            let policy = try conflictPolicy(r, in: args)
-            runRevert(r, c, d, .init(kind: kind, scope: scope, policy: policy, tx: args["tx"]?.stringValue), extra: [handledBy])
+            let policy = try undo.conflictPolicy(r, in: args)
+            undo.runRevert(r, c, d, .init(kind: kind, scope: scope, policy: policy, tx: args["tx"]?.stringValue), extra: [handledBy])
         case let .edit(ops, action, selection, caretAfter):
             submitFromChain(r, c, d, by: by, args: args, ops: ops, action: action, selection: selection, caretAfter: caretAfter)
         case let .copy(text):
@@ -30,7 +30,7 @@ extension Server {
     {
         let tx = args["tx"]?.stringValue ?? "chain-" + UUID.random()
         // Inside the terminal's open group the edit joins it and keeps the group's name.
-        let submission = self.submission(c, doc: d.id, tx: tx, base: d.current.version, ops: ops,
+        let submission = self.documentRequests.submission(c, doc: d.id, tx: tx, base: d.current.version, ops: ops,
                                          action: c.groups[d.id] == nil ? action : nil, selection: selection)
         d.run(.init(command: .submit(submission), replies: [c.committing { result in
             switch result {

@@ -1,3 +1,4 @@
+import Logging
 import RewindCore
 import RewindLoop
 
@@ -16,10 +17,14 @@ final class PromptCenter {
     /// What runs when each held prompt is answered or cancelled, by id.
     private var answers: [String: PromptAnswer] = [:]
     private let sessions: Sessions
+    private let logger: Logger
     /// The prompts `c` shows changed: its `prompt_state` on each open document may have too.
     var onPresentedChanged: (Connection) -> Void = { _ in }
 
-    init(sessions: Sessions) { self.sessions = sessions }
+    init(sessions: Sessions, logger: Logger) {
+        self.sessions = sessions
+        self.logger = logger
+    }
 
     func newID(doc: String?) -> String { board.newID(doc: doc) }
 
@@ -80,11 +85,7 @@ final class PromptCenter {
             }
         }
     }
-}
 
-/// `respond`, and error prompts: the requests and the one place outside a
-/// handler that present prompts through `PromptCenter`.
-extension Server {
     // MARK: Requests
 
     /// `respond {prompt, action}`: the prompt is dismissed everywhere it was
@@ -93,23 +94,23 @@ extension Server {
     func respond(_ r: Request, _ c: Connection) throws(RewindError) {
         let id = try r.string("prompt", maxBytes: 64)
         let action = try r.string("action", maxBytes: 64)
-        guard let (prompt, answer) = prompts.shown(id, on: c) else {
+        guard let (prompt, answer) = shown(id, on: c) else {
             throw .notFound("respond: no prompt \"\(id)\" is shown on this terminal", details: ["prompt": .string(id)])
         }
         guard prompt.action(action) != nil else {
             throw .badRequest("respond: prompt \"\(id)\" has no action \"\(action)\"",
                               details: ["actions": .array(prompt.actions.map { .string($0.id) })])
         }
-        prompts.dismiss(id)
+        dismiss(id)
         answer(action, c, r)
     }
 
     /// An error prompt for a request rejected for its content (hello `error_prompts: true`).
-    func presentErrorPrompt(_ e: RewindError, for r: Request, to c: Connection) {
+    func presentError(_ e: RewindError, for r: Request, to c: Connection) {
         let doc = r.body["doc"]?.stringValue.flatMap { c.openDocuments.contains($0) ? $0 : nil }
-        let prompt = UndoPrompts.error(id: prompts.newID(doc: doc), e, request: r.type, re: r.id, locale: c.locale)
+        let prompt = UndoPrompts.error(id: newID(doc: doc), e, request: r.type, re: r.id, locale: c.locale)
         do throws(RewindError) {
-            try prompts.present(prompt, doc: doc, to: [c]) { _, c, r in if let r { c.reply(Message.reply(r.id)) } }
+            try present(prompt, doc: doc, to: [c]) { _, c, r in if let r { c.reply(Message.reply(r.id)) } }
         } catch {
             logger.debug("error prompt not shown", metadata: ["conn": "\(c.label)", "error": "\(error)"])
         }

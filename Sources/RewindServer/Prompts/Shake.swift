@@ -4,7 +4,12 @@ import RewindLoop
 /// Shake to undo (SPEC section 6), handled at application level: from the
 /// terminal's first responder to the nearest undo history, then the prompt
 /// by NSUndoManager's four cases.
-extension Server {
+struct ShakeRequests {
+    let prompts: PromptCenter
+    let access: AccessControl
+    let undo: UndoRequests
+    let documentRequests: DocumentRequests
+
     func motion(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let motion = try r.string("motion", maxBytes: 32)
         guard motion == "shake" else { throw .badRequest("motion: unknown motion \"\(motion)\" (known: shake)") }
@@ -22,13 +27,13 @@ extension Server {
         }
         let scope = d.undoScope(of: c)
         let user = c.user!.id
-        let undo = d.history.topUndo(user: user, scope: scope), redo = d.history.topRedo(user: user, scope: scope)
-        let tops = UndoPrompts.Tops(undo: undo.map { (group: $0.key.id, action: $0.action) },
+        let top = d.history.topUndo(user: user, scope: scope), redo = d.history.topRedo(user: user, scope: scope)
+        let tops = UndoPrompts.Tops(undo: top.map { (group: $0.key.id, action: $0.action) },
                                     redo: redo.map { (group: $0.key.id, action: $0.action) })
         guard let prompt = UndoPrompts.shake(id: prompts.newID(doc: d.id), tops, locale: c.locale) else {
             return c.reply(Message.reply(r.id, [("prompt", .null)]))
         }
-        let answer: PromptAnswer = { [unowned self] answer, c, r in
+        let answer: PromptAnswer = { [undo, documentRequests] answer, c, r in
             let kind: EventKind
             switch answer {
             case Prompt.ActionID.undo: kind = .undo
@@ -36,10 +41,10 @@ extension Server {
             default: return r.map { c.reply(Message.reply($0.id)) } ?? ()  // cancel: nothing to undo
             }
             guard let r else { return }
-            guard self.isOpen(d, on: c) else { return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal")) }
+            guard documentRequests.isOpen(d, on: c) else { return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal")) }
             // The answer is about the group the prompt named: if another is on top now, `conflict`.
             let group = kind == .undo ? tops.undo?.group : tops.redo?.group
-            self.runRevert(r, c, d, .init(kind: kind, scope: scope, policy: .prompt, expectedGroup: group))
+            undo.runRevert(r, c, d, .init(kind: kind, scope: scope, policy: .prompt, expectedGroup: group))
         }
         try prompts.present(prompt, doc: d.id, to: [c], answer: answer)
         c.reply(Message.reply(r.id, [("prompt", .string(prompt.id))]))

@@ -6,9 +6,30 @@ import RewindStore
 /// or one subtree — that opens, subscribes and focuses nothing, with the
 /// actions the caller's role allows; `pop` commits to it (as `open`, then
 /// focus), `preview_action` runs one of its actions. Either ends the preview.
-extension Server {
+/// With `scrub` (`Scrub.swift`), the requests that show a document as it was.
+final class PastStates {
+    let config: ServerConfig
+    let store: EventStore
+    let documents: Documents
+    let documentRequests: DocumentRequests
+    let access: AccessControl
+    let presence: PresenceRelay
+    let sharing: SharingRequests
+
+    init(config: ServerConfig, store: EventStore, documents: Documents, documentRequests: DocumentRequests, access: AccessControl,
+         presence: PresenceRelay, sharing: SharingRequests)
+    {
+        self.config = config
+        self.store = store
+        self.documents = documents
+        self.documentRequests = documentRequests
+        self.access = access
+        self.presence = presence
+        self.sharing = sharing
+    }
+
     func peek(_ r: Request, _ c: Connection, role: Role) throws(RewindError) {
-        let doc = try documentID(r)
+        let doc = try documentRequests.documentID(r)
         let node = try r.optionalString("node", maxBytes: config.limits.maxNameBytes).map { Key($0) }
         let asked = try r.optionalInt("version")
         if let asked, asked < 0 { throw .badRequest("peek: `version` must be 0 or more") }
@@ -42,7 +63,7 @@ extension Server {
                                                          ("actions", .array(actions.map(\.json)))]
                         // The whole document as `open` sends it (streamed when large); a subtree at once.
                         if let subtree { return c.reply(Message.reply(r.id, fields + [("state", subtree)])) }
-                        self.reply(r, c, fields, state: state)
+                        self.documentRequests.reply(r, c, fields, state: state)
                     } catch { c.fail(r, error) }
                 }
             }
@@ -60,8 +81,8 @@ extension Server {
     private func open(_ p: Preview, answering r: Request, _ c: Connection) throws(RewindError) {
         var open = Request(id: r.id, type: "open", body: JSONObject([("doc", .string(p.doc))]))
         open.replyTag = r.replyTag
-        try withAccess(to: p.doc, .read, for: open, c) { [unowned self] _ throws(RewindError) in
-            try self.open(open, c) { d in
+        try access.withRole(on: p.doc, .read, for: open, c) { [unowned self] _ throws(RewindError) in
+            try self.documentRequests.open(open, c) { d in
                 guard let node = p.node, let n = d.current.document[node], n.focusable else { return }
                 self.presence.set(d, c, Presence(node: node))
             }
@@ -91,7 +112,7 @@ extension Server {
                 return s
             } ?? UUID.random()
             c.previews.end(p.id)
-            try withAccess(to: p.doc, .edit, for: r, c) { [unowned self] _ throws(RewindError) in self.restore(p, tx: tx, answering: r, c) }
+            try access.withRole(on: p.doc, .edit, for: r, c) { [unowned self] _ throws(RewindError) in self.restore(p, tx: tx, answering: r, c) }
         default:  // share_editor, share_viewer: as `share` (the owner only)
             guard let user = args["user"]?.stringValue, !user.isEmpty else {
                 throw .badRequest("preview_action: \(action.id) needs `args.user` (the name to share with)")
@@ -100,7 +121,7 @@ extension Server {
             let role = action.id == PreviewMenu.shareEditor ? Role.editor : .viewer
             let share = Request(id: r.id, type: "share", body: JSONObject([("doc", .string(p.doc)), ("user", .string(user)),
                                                                            ("role", .string(role.rawValue))]))
-            try withAccess(to: p.doc, .share, for: share, c) { [unowned self] _ throws(RewindError) in try self.sharing.share(share, c) }
+            try access.withRole(on: p.doc, .share, for: share, c) { [unowned self] _ throws(RewindError) in try self.sharing.share(share, c) }
         }
     }
 
@@ -116,7 +137,7 @@ extension Server {
     /// "Restore This Version": one `restore` event turning the head into the
     /// previewed version, as `scrub_commit` does.
     private func restore(_ p: Preview, tx: String, answering r: Request, _ c: Connection) {
-        let d = document(p.doc)
+        let d = documents.runtime(p.doc)
         let processing = c.processingGoesOn()
         d.whenCurrent { [unowned self] error in
             if let error { c.fail(r, error); return processing.end() }
@@ -137,7 +158,7 @@ extension Server {
 
     /// The head of `doc`: this instance's when it has the document loaded (it follows the log), else the log's.
     func headVersion(of doc: String, _ done: @escaping (Result<Int64, RewindError>) -> Void) {
-        if let d = existingDocument(doc), d.isReady { return done(.success(d.committed.version)) }
+        if let d = documents[doc], d.isReady { return done(.success(d.committed.version)) }
         store.head(doc: doc) { result in
             done(result.flatMap { h in h.map { .success($0.version) } ?? .failure(.notFound("no document \"\(doc)\"")) })
         }
@@ -147,7 +168,7 @@ extension Server {
     /// holds the head and the events back to it, else the newest snapshot at
     /// or below it plus the log's events after the snapshot.
     func document(_ doc: String, at version: Int64, head: Int64, _ done: @escaping (Result<Document, RewindError>) -> Void) {
-        if let d = existingDocument(doc), d.isReady, d.committed.version == head,
+        if let d = documents[doc], d.isReady, d.committed.version == head,
            let state = Self.walkBack(d.committed, to: version)
         {
             return done(.success(state))
@@ -155,11 +176,11 @@ extension Server {
         // From the log: the newest snapshot at or below `version`, then the
         // events after it, read by a runtime of the document so that each is
         // checked against the hash chain (`DocumentRuntime+History.swift`).
-        let d = document(doc)
+        let d = documents.runtime(doc)
         d.opensInFlight += 1  // keeps the runtime while it reads
         let finish: (Result<Document, RewindError>) -> Void = { [unowned self] result in
             d.opensInFlight -= 1
-            self.documentMayBeIdle(d)
+            self.documents.mayBeIdle(d)
             done(result)
         }
         d.whenReady { [unowned self] error in

@@ -93,13 +93,13 @@ final class ScrubSession {
     }
 }
 
-extension Server {
+extension PastStates {
     func scrub(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         guard let progress = r.body["progress"]?.doubleValue, progress.isFinite, (0...1).contains(progress) else {
             throw .badRequest("scrub: `progress` must be a number from 0 to 1")
         }
         inOrder(c) { [self] done in
-            self.whenOpen(c, d) { error in
+            self.documentRequests.whenOpen(c, d) { error in
                 if let error { c.fail(r, error); return done() }
                 if c.scrub?.doc != d.id { c.scrub = ScrubSession(doc: d.id, head: d.committed) }  // one document at a time
                 let session = c.scrub!
@@ -113,7 +113,7 @@ extension Server {
                         do throws(RewindError) {
                             if let error { throw error }
                             try session.move(to: target)
-                            self.reply(r, c, [("doc", .string(d.id)), ("version", .int(target))], state: session.document)
+                            self.documentRequests.reply(r, c, [("doc", .string(d.id)), ("version", .int(target))], state: session.document)
                         } catch { c.fail(r, error) }
                     }
                 }
@@ -179,7 +179,7 @@ extension Server {
     func scrubCommit(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes) ?? UUID.random()
         inOrder(c) { [self] done in
-            self.whenOpen(c, d) { error in
+            self.documentRequests.whenOpen(c, d) { error in
                 defer { done() }  // the restore is queued on the document: later requests come after it
                 if let error { return c.fail(r, error) }
                 guard let session = c.scrub, session.doc == d.id else {
@@ -194,7 +194,7 @@ extension Server {
 
     func scrubCancel(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         inOrder(c) { [self] done in
-            self.whenOpen(c, d) { error in
+            self.documentRequests.whenOpen(c, d) { error in
                 defer { done() }
                 if let error { return c.fail(r, error) }
                 if c.scrub?.doc == d.id { c.scrub = nil }
@@ -213,7 +213,7 @@ extension Server {
     }
 }
 
-extension Server {
+extension PastStates {
     /// Appends one `restore` event whose ops turn `from` (the state at `base`)
     /// into `to` (the state at version `restoring`), rebased through what
     /// others did since `base` as a late submit is: one undo group, "Restore
@@ -226,7 +226,7 @@ extension Server {
             return c.reply(Message.reply(r.id, [("doc", .string(d.id)), ("version", .int(d.current.version)), ("restored", .bool(false)),
                                                 ("from", .int(restoring))]))
         }
-        var s = submission(c, doc: d.id, tx: tx, base: base, ops: ops, action: Titles.ServerAction.restore, selection: nil)
+        var s = documentRequests.submission(c, doc: d.id, tx: tx, base: base, ops: ops, action: Titles.ServerAction.restore, selection: nil)
         s.kind = .restore
         s.openGroup = nil
         s.groupAction = nil

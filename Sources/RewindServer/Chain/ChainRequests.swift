@@ -1,12 +1,29 @@
 import RewindCore
 import RewindLoop
 
-/// Requests of the responder chain: `perform`, `validate`, `gesture`.
-extension Server {
+/// Requests of the responder chain: `perform`, `validate`, `gesture`. The
+/// built-in actions are carried out in `BuiltInActions.swift`.
+final class ChainRequests {
+    /// The actions of the responder chain and who handles them (`EditingActions`, core).
+    let actions = EditingActions.table()
+    let limits: Limits
+    let access: AccessControl
+    let undo: UndoRequests
+    let documentRequests: DocumentRequests
+    let presence: PresenceRelay
+
+    init(limits: Limits, access: AccessControl, undo: UndoRequests, documentRequests: DocumentRequests, presence: PresenceRelay) {
+        self.limits = limits
+        self.access = access
+        self.undo = undo
+        self.documentRequests = documentRequests
+        self.presence = presence
+    }
+
     /// `perform {doc, action, target?, args?}`: the action, from the target or the first responder up the chain.
     func perform(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
         let action = try r.string("action", maxBytes: 64)
-        let target = try r.optionalString("target", maxBytes: config.limits.maxNameBytes)
+        let target = try r.optionalString("target", maxBytes: limits.maxNameBytes)
         try perform(action, target: target, r, c, d)
     }
 
@@ -74,7 +91,7 @@ extension Server {
             guard let s = v.stringValue, !s.isEmpty, s.utf8.count <= 64 else { throw .badRequest("validate: action names are strings of 1 to 64 bytes") }
             names.append(s)
         }
-        let target = try r.optionalString("target", maxBytes: config.limits.maxNameBytes)
+        let target = try r.optionalString("target", maxBytes: limits.maxNameBytes)
         let state = chainState(c, d, args: JSONObject())
         let canEdit = access.mayEdit(d, c)
         let chain = try chain(target: target, state)

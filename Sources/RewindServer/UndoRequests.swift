@@ -1,8 +1,29 @@
 import RewindCore
 import RewindLoop
 
-/// Undo requests of PROTOCOL.md: groups, action names, undo/redo, history.
-extension Server {
+/// Undo requests of PROTOCOL.md: groups, action names, undo/redo, history;
+/// and undo or redo for whatever else asks (`perform`, a gesture, a shake's prompt).
+final class UndoRequests {
+    private let config: ServerConfig
+    private let documents: Documents
+    private let documentRequests: DocumentRequests
+    private let access: AccessControl
+    private let presence: PresenceRelay
+    private let prompts: PromptCenter
+    private let metrics: ServerMetrics?
+
+    init(config: ServerConfig, documents: Documents, documentRequests: DocumentRequests, access: AccessControl,
+         presence: PresenceRelay, prompts: PromptCenter, metrics: ServerMetrics?)
+    {
+        self.config = config
+        self.documents = documents
+        self.documentRequests = documentRequests
+        self.access = access
+        self.presence = presence
+        self.prompts = prompts
+        self.metrics = metrics
+    }
+
     /// The history a request works on (handlers run once the requests before
     /// them have, so a `focus` sent just before counts): `scope` null is the document's, a node
     /// id that node's; without `scope`, the terminal's focus decides.
@@ -156,7 +177,7 @@ extension Server {
         let answer: PromptAnswer = { [unowned self] answer, c, r in
             guard let r else { return }  // cancelled: the undo is dropped
             guard answer != Prompt.ActionID.cancel else { return c.reply(Message.reply(r.id)) }
-            guard self.isOpen(d, on: c) else { return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal")) }
+            guard self.documentRequests.isOpen(d, on: c) else { return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal")) }
             var forced = o
             forced.policy = .force
             forced.expectedGroup = group
@@ -201,7 +222,7 @@ extension Server {
 
     /// Closes the explicit group `c` holds open on `doc`, if it has one (close, disconnect).
     func closeTerminalGroup(_ c: Connection, doc: String) {
-        guard let g = c.groups.removeValue(forKey: doc), let d = existingDocument(doc) else { return }
+        guard let g = c.groups.removeValue(forKey: doc), let d = documents[doc] else { return }
         let mark = DocumentRuntime.MarkRequest(kind: .close, userID: c.user!.id, client: c.clientID!, group: g.id, action: g.action)
         d.run(.init(command: .mark(mark), replies: []))
     }

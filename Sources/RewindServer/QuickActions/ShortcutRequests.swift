@@ -21,7 +21,12 @@ struct LaunchShortcut {
     }
 }
 
-extension Server {
+/// `shortcut`, and the quick action an app was launched with (`hello`).
+struct ShortcutRequests {
+    let store: EventStore
+    let access: AccessControl
+    let documentRequests: DocumentRequests
+
     /// `shortcut {shortcut: {type, info}}`: a quick action chosen on the home screen.
     func shortcut(_ r: Request, _ c: Connection) throws(RewindError) {
         guard let v = r.body["shortcut"] else { throw .badRequest("shortcut: missing field `shortcut` ({type, info})") }
@@ -44,7 +49,7 @@ extension Server {
                 }
                 var open = Request(id: answer.id, type: "open", body: JSONObject([("doc", .string(doc))]))
                 open.replyTag = answer.replyTag
-                try dispatch(open, from: c)
+                try access.withRole(on: doc, .read, for: open, c) { [documentRequests] _ throws(RewindError) in try documentRequests.open(open, c) }
             }
         } catch {
             c.fail(answer, error)
