@@ -3,7 +3,11 @@ import RewindCore
 import RewindLoop
 import RewindStore
 
-/// Requests → actions. One function per request type of PROTOCOL.md.
+/// Frames → requests → their handlers: `handle` decodes and rate-limits,
+/// `dispatch` checks what `RequestTable` says a request needs and calls the
+/// handler, a method of the subsystem's request type (`DocumentRequests`,
+/// `UndoRequests`, `ChainRequests`, …). The two requests that change the
+/// connection itself, `hello` and `close`, are here.
 extension Server {
     /// One frame of `c`, taken in order by `Connection.pump`.
     func handle(_ frame: FrameDecoder.Frame, from c: Connection) {

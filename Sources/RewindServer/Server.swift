@@ -8,9 +8,17 @@ import RewindStore
 /// protocol, and drives PostgreSQL through the store on the same loop.
 ///
 /// A `submit` travels: `Connection` (bytes → frames) → `Server.handle`
-/// (frames → requests, `Handlers.swift`) → `DocumentRuntime.submit` (core:
-/// rebase, apply, event) → `EventStore.append` (group commit) →
-/// `DocumentRuntime.appendDone` (broadcast, then reply).
+/// (frames → requests, `Handlers.swift`) → `DocumentRequests.submit` →
+/// `DocumentRuntime.run` (core: rebase, apply, event) → `EventStore.append`
+/// (group commit) → `DocumentRuntime.appendDone` (broadcast, then reply).
+///
+/// It wires collaborators that each own their state and are given, when
+/// made, the others they use (none reaches a sibling through the server):
+/// the connections (`Sessions`), the loaded documents (`Documents`), roles
+/// (`AccessControl`), other instances (`Cluster`), prompts, presence,
+/// admission, metrics, and one request type per subsystem. What remains
+/// here is the lifecycle and what a connection's or a document's coming
+/// and going means for the rest.
 public final class Server {
     public let config: ServerConfig
     let loop: EventLoop
