@@ -33,7 +33,8 @@ struct ShakeRequests {
         guard let prompt = UndoPrompts.shake(id: prompts.newID(doc: d.id), tops, locale: c.locale) else {
             return c.reply(Message.reply(r.id, [("prompt", .null)]))
         }
-        let answer: PromptAnswer = { [undo, documentRequests] answer, c, r in
+        // Held by the prompt center until answered or cancelled: it must not keep what it uses alive.
+        let answer: PromptAnswer = { [unowned undo, unowned documentRequests] answer, c, r in
             let kind: EventKind
             switch answer {
             case Prompt.ActionID.undo: kind = .undo
