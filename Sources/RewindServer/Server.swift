@@ -97,7 +97,7 @@ public final class Server {
     private(set) lazy var pastStates = PastStates(config: config, store: store, documents: documents, documentRequests: documentRequests,
                                                   access: access, presence: presence, sharing: sharing)
     /// `shortcut` and launch shortcuts (`QuickActions/ShortcutRequests.swift`).
-    private(set) lazy var shortcuts = ShortcutRequests(store: store, access: access, documentRequests: documentRequests)
+    private(set) lazy var shortcuts = ShortcutRequests(store: store, dispatch: { [unowned self] r, c throws(RewindError) in try self.dispatch(r, from: c) })
     /// `focus`, `blur`, `select`, `hit_test` (`Chain/FocusRequests.swift`).
     private(set) lazy var focusRequests = FocusRequests(presence: presence, limits: config.limits)
     /// `--metrics`: what is counted (nil without it: nothing is) and the HTTP endpoint serving it.
