@@ -186,7 +186,8 @@ final class DocumentRequests {
         let tx = try r.string("tx", maxBytes: limits.maxNameBytes)
         let base = try r.int("base")
         guard base >= 0 else { throw .badRequest("submit: `base` must be 0 or more") }
-        let ops = try Op.parseList(r.body["ops"], limits: limits)
+        let ops: [Op]
+        if let read = r.ops { ops = read } else { ops = try Op.parseList(r.body["ops"], limits: limits) }  // read while decoding, when compact
         guard !ops.isEmpty else { throw .badRequest("submit: `ops` is empty; a transaction must change something") }
         let action = try r.optionalString("action", maxBytes: limits.maxNameBytes)
         let selection = try Selection.parse(r.body["selection"])

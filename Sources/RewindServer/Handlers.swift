@@ -21,7 +21,7 @@ extension Server {
         case let .line(l): line = l
         }
         let request: Request
-        switch Request.decode(line, maxDepth: config.limits.maxJSONDepth) {
+        switch Request.decode(line, maxDepth: config.limits.maxJSONDepth, submitLimits: config.limits) {
         case let .failure(f):
             metrics?.counts.malformed(f.error.code)
             c.reply(Message.error(f.id, f.error))

@@ -8,29 +8,38 @@
 extension Op {
     /// The ops of `text` if it is in `encodeList`'s form (else nil), as `parseList` with `limits` would read them.
     public static func readCanonicalList(_ text: UnsafeBufferPointer<UInt8>, limits: Limits) -> [Op]? {
-        // Depths counted as `parse` counts them (the list 1, an op 2, its values 2,
-        // a level of children 2 more), against the same bound.
         var r = JSONParser(reading: text, maxDepth: limits.maxJSONDepth)
         do {
-            guard r.take("[") else { return nil }
-            var ops: [Op] = []
-            var weight = 0
-            if !r.take("]") {
-                repeat {
-                    guard let op = try readOp(&r, limits) else { return nil }
-                    weight += op.weight
-                    guard weight <= limits.maxOpsPerTransaction else { return nil }
-                    ops.append(op)
-                } while r.take(",")
-                guard r.take("]") else { return nil }
-            }
+            guard let ops = try readCanonicalList(&r, limits: limits, depth: 0) else { return nil }
             return r.isAtEnd ? ops : nil
         } catch {
             return nil
         }
     }
 
-    private static func readOp(_ r: inout JSONParser, _ limits: Limits) throws(JSONParser.Failure) -> Op? {
+    /// The list where `r` stands, sitting `depth` deep in its text (0: the
+    /// text is the list; 1: a member of the object that is the text, as in a
+    /// `submit` line), or nil when it is not in `encodeList`'s form.
+    static func readCanonicalList(_ r: inout JSONParser, limits: Limits, depth: Int) throws(JSONParser.Failure) -> [Op]? {
+        // Depths counted as `parse` counts them (the list 1, an op 2, its values 2,
+        // a level of children 2 more; `depth` more for each), against the same bound.
+        guard depth + 1 <= limits.maxJSONDepth, r.take("[") else { return nil }
+        var ops: [Op] = []
+        var weight = 0
+        if !r.take("]") {
+            guard depth + 2 <= limits.maxJSONDepth else { return nil }
+            repeat {
+                guard let op = try readOp(&r, limits, base: depth) else { return nil }
+                weight += op.weight
+                guard weight <= limits.maxOpsPerTransaction else { return nil }
+                ops.append(op)
+            } while r.take(",")
+            guard r.take("]") else { return nil }
+        }
+        return ops
+    }
+
+    private static func readOp(_ r: inout JSONParser, _ limits: Limits, base: Int) throws(JSONParser.Failure) -> Op? {
         guard r.take("{\"op\":"), let kind = try r.readString(), r.take(",\"node\":"), let node = try name(&r, limits) else { return nil }
         let op: Op
         switch kind {
@@ -43,7 +52,7 @@ extension Op {
         case "set":
             guard r.take(",\"key\":"), let key = try r.readString(), !key.isEmpty, key.utf8.count <= limits.maxNameBytes,
                   r.take(",\"value\":") else { return nil }
-            op = .set(node, key: key, value: try r.readValue(depth: 2))
+            op = .set(node, key: key, value: try r.readValue(depth: base + 2))
         case "delete":
             op = .delete(node)
         case "move":
@@ -51,7 +60,7 @@ extension Op {
             op = .move(node, parent: parent, index: index)
         case "create":
             guard r.take(",\"parent\":"), let parent = try name(&r, limits), r.take(",\"index\":"), let index = try index(&r),
-                  let spec = try specRest(&r, id: node, limits, depth: 0) else { return nil }
+                  let spec = try specRest(&r, id: node, limits, depth: 0, base: base) else { return nil }
             return .create(spec, parent: parent, index: index)  // `specRest` read its closing brace
         default:
             return nil
@@ -60,26 +69,26 @@ extension Op {
     }
 
     /// A node's fields after its `node`, up to and including its closing brace.
-    private static func specRest(_ r: inout JSONParser, id: Key, _ limits: Limits, depth: Int) throws(JSONParser.Failure) -> NodeSpec? {
+    private static func specRest(_ r: inout JSONParser, id: Key, _ limits: Limits, depth: Int, base: Int) throws(JSONParser.Failure) -> NodeSpec? {
         guard r.take(",\"kind\":"), let kind = try r.readString(), !kind.isEmpty, kind.utf8.count <= limits.maxNameBytes,
-              r.take(",\"frame\":"), let frame = try? parseFrame(try r.readValue(depth: 2 + 2 * depth)),
+              r.take(",\"frame\":"), let frame = try? parseFrame(try r.readValue(depth: base + 2 + 2 * depth)),
               r.take(",\"clips\":"), let clips = bool(&r), r.take(",\"focusable\":"), let focusable = bool(&r),
               r.take(",\"undoScope\":"), let undoScope = bool(&r), r.take(",\"props\":") else { return nil }
         var spec = NodeSpec(id: id, kind: kind, frame: frame)
         spec.clips = clips
         spec.focusable = focusable
         spec.undoScope = undoScope
-        guard let props = try r.readValue(depth: 2 + 2 * depth).objectValue, props.members.count <= limits.maxPropsPerNode else { return nil }
+        guard let props = try r.readValue(depth: base + 2 + 2 * depth).objectValue, props.members.count <= limits.maxPropsPerNode else { return nil }
         for m in props.members where !m.value.isNull { spec.props[Key(m.key)] = m.value }
         guard r.take(",\"text\":"), let text = try r.readString() else { return nil }
         spec.text = Array(text.unicodeScalars)
         if r.take(",\"children\":[") {
             // The children's list and each child object, as deep as `parse` would find them.
-            guard depth < limits.maxJSONDepth, 4 + 2 * depth <= limits.maxJSONDepth else { return nil }
+            guard depth < limits.maxJSONDepth, base + 4 + 2 * depth <= limits.maxJSONDepth else { return nil }
             if !r.take("]") {
                 repeat {
                     guard r.take("{\"node\":"), let id = try name(&r, limits),
-                          let child = try specRest(&r, id: id, limits, depth: depth + 1) else { return nil }
+                          let child = try specRest(&r, id: id, limits, depth: depth + 1, base: base) else { return nil }
                     spec.children.append(child)
                 } while r.take(",")
                 guard r.take("]") else { return nil }

@@ -12,12 +12,23 @@ public struct Request: Sendable {
     /// Fields every reply to this request carries besides its own: `"shortcut":
     /// true` on the result of a launch shortcut, which answers the `hello`.
     public var replyTag: [(String, JSON?)] = []
+    /// A `submit`'s ops, read while decoding when the line was in the compact
+    /// form (`readSubmit`); its `body` then has no `ops` member. Nil: read
+    /// them from `body` (`Op.parseList`).
+    public internal(set) var ops: [Op]?
 
     /// Decodes one frame. A failure carries the `id` when it could be read, so
     /// the error can still be addressed to the request (`re`).
-    public static func decode(_ line: [UInt8], maxDepth: Int) -> Result<Request, DecodeFailure> {
+    /// `submitLimits` (its depth bound `maxDepth`): a `submit` in the compact form has its
+    /// ops read as `Op.parseList` with these limits reads them, without a tree (`readSubmit`).
+    public static func decode(_ line: [UInt8], maxDepth: Int, submitLimits: Limits? = nil) -> Result<Request, DecodeFailure> {
         guard line.withUnsafeBufferPointer({ UTF8Text.isValid($0) }) else {
             return .failure(DecodeFailure(error: RewindError(.badFrame, "not valid UTF-8"), id: scanID(line)))
+        }
+        if let limits = submitLimits, limits.maxJSONDepth == maxDepth,
+           let r = line.withUnsafeBufferPointer({ readSubmit($0, limits: limits) })
+        {
+            return .success(r)
         }
         let value: JSON
         do {
