@@ -169,6 +169,32 @@ final class EncodingFastPathTests: XCTestCase {
         }
     }
 
+    /// Ops written straight into bytes (`Op.encodedList`: each commit's ops
+    /// and inverse) are byte for byte what `JSONWriter` writes for
+    /// `encodeList`: random ops and their inverses, ids, keys and text with
+    /// escapes and characters past ASCII, values of every kind.
+    func testOpsAreWrittenAsTheirJSONTreeEncodes() {
+        var gen = OpGenerator(seed: 4242)
+        var doc = Document()
+        var lists: [[Op]] = [[]]
+        for n in 0..<2_000 {
+            let ops = (0..<(1 + n % 3)).map { _ in gen.op(on: doc) }
+            guard let applied = try? doc.apply(ops, limits: Limits()) else { continue }
+            lists.append(applied.ops)
+            lists.append(applied.inverse)
+        }
+        let odd: Key = "q\"\\\u{1}中😀\n"
+        lists.append([.insert(odd, pos: 3, text: Array("a\"b\\c\n\u{1}\u{7f}中😀".unicodeScalars)), .remove(odd, pos: Int.max, len: 0),
+                      .set(odd, key: "k\"\u{1f}", value: ["a": [1, 2.5, .null, true, "x\"y"], "b": .int(Int64.min)]), .delete(odd),
+                      .move(odd, parent: "p\\", index: 0), .set("n", key: "d", value: .double(1e300))])
+        var kinds = Set<String>()
+        for (i, ops) in lists.enumerated() {
+            XCTAssertEqual(Op.encodedList(ops), JSONWriter.encode(Op.encodeList(ops)), "list \(i)")
+            for op in ops { kinds.insert(op.json.objectValue?["op"]?.stringValue ?? "?") }
+        }
+        XCTAssertEqual(kinds, ["create", "delete", "set", "move", "insert", "remove"], "every kind of op was written")
+    }
+
     /// Hex read from a string's storage (every log row's hash): round trips,
     /// from an offset (bytea's `\x`), upper case, and refuses what is not hex.
     func testHexIsReadBackExactlyAndOnlyWhenItIsHex() {

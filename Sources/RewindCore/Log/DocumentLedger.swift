@@ -89,7 +89,7 @@ public struct DocumentLedger: Sendable {
         public var digest: String { Fingerprint.hex(digestInput) }
 
         /// What the fingerprint covers: the ops and the action.
-        public var digestInput: [UInt8] { Self.digestInput(opsJSON: JSONWriter.encode(Op.encodeList(ops)), action: action) }
+        public var digestInput: [UInt8] { Self.digestInput(opsJSON: Op.encodedList(ops), action: action) }
 
         /// `{"ops":…,"action":…}` around the ops already encoded (an append encodes them once, for this and the log).
         static func digestInput(opsJSON: [UInt8], action: String?) -> [UInt8] {
@@ -167,7 +167,7 @@ public struct DocumentLedger: Sendable {
 
     /// Rebases `s` onto the head, applies it atomically and returns the event to append.
     public mutating func append(_ s: Submission) throws(RewindError) -> AppendResult {
-        let opsJSON = JSONWriter.encode(Op.encodeList(s.ops))
+        let opsJSON = Op.encodedList(s.ops)
         let digestInput = Submission.digestInput(opsJSON: opsJSON, action: s.action)
         let digest = fingerprint(digestInput: digestInput)
         if let seen = transaction(user: s.userID, tx: s.tx) {

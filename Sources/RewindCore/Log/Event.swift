@@ -78,7 +78,7 @@ public struct Event: Sendable, Equatable {
         w.write(raw: ",\"kind\":"); w.write(string: kind.rawValue)
         w.write(raw: ",\"group\":"); w.write(string: group)
         w.write(raw: ",\"action\":"); if let action { w.write(string: action) } else { w.write(raw: "null" as StaticString) }
-        w.write(raw: ",\"ops\":"); if stored.plainOps.isEmpty { w.write(Op.encodeList(ops)) } else { w.write(raw: stored.plainOps) }
+        w.write(raw: ",\"ops\":"); if stored.plainOps.isEmpty { Op.writeList(ops, into: &w) } else { w.write(raw: stored.plainOps) }
         w.write(raw: ",\"tx\":"); w.write(string: tx)
         if let refers { w.write(raw: ",\"refers\":"); w.write(string: refers) }
         if let scope = meta.scope { w.write(raw: ",\"scope\":"); w.write(string: scope.string) }

@@ -108,9 +108,9 @@ extension Event.StoredText {
     /// event is sealed, and with `cipher` the ops and inverse sealed with the document's key.
     /// `plainOps`: the ops' JSON text when the caller has it already.
     public init(_ e: Event, cipher: DocumentCipher? = nil, plainOps known: String? = nil) {
-        let plainOps = known ?? JSONWriter.string(Op.encodeList(e.ops))
+        let plainOps = known ?? String(decoding: Op.encodedList(e.ops), as: UTF8.self)
         self.plainOps = plainOps
-        let plainInverse = JSONWriter.string(Op.encodeList(e.inverse))
+        let plainInverse = String(decoding: Op.encodedList(e.inverse), as: UTF8.self)
         if let cipher {
             ops = cipher.sealEntry(ops: plainOps, inverse: plainInverse)
             inverse = DocumentCipher.inverseInOps
