@@ -3,7 +3,8 @@
 // redone. Built with RewindCore's sources in one module (`scripts/fuzz/run`).
 //
 // Input: NDJSON lines, each a request as a terminal sends it. A `submit` goes
-// through `Request.decode` → `Op.parseList` / `Selection.parse` →
+// through `Request.decode` (a compact one's ops read without a tree, checked
+// against `Op.parseList` of the same line) → `Op.parseList` / `Selection.parse` →
 // `DocumentLedger.append` (check at base, rebase, apply); `undo` and `redo`
 // through `DocumentLedger.revert`. Each input starts from the same ledger, with
 // a short history (text typed, removed, a node deleted and made again under
@@ -51,11 +52,21 @@ public func rewindFuzzSubmit(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     var n = 0
     while let frame = decoder.next(), n < 16 {
         n += 1
-        guard case let .line(line) = frame, case let .success(r) = Request.decode(line, maxDepth: limits.maxJSONDepth) else { continue }
+        guard case let .line(line) = frame else { continue }
+        // As the server decodes: a compact submit has its ops read without a tree
+        // (`Request.readSubmit`). Whatever it reads must be what the general way reads.
+        let decoded = Request.decode(line, maxDepth: limits.maxJSONDepth, submitLimits: limits)
+        if case let .success(fast) = decoded, let fastOps = fast.ops {
+            guard case let .success(general) = Request.decode(line, maxDepth: limits.maxJSONDepth),
+                  let ops = try? Op.parseList(general.body["ops"], limits: limits), ops == fastOps,
+                  fast.id == general.id, fast.body == JSONObject(general.body.members.filter { $0.key != "ops" })
+            else { fatalError("the submit reader and decode + parseList disagree") }
+        }
+        guard case let .success(r) = decoded else { continue }
         let user: Int64 = r.body["user"]?.intValue == 2 ? 2 : 1
         switch r.type {
         case "submit":
-            guard let base = try? r.int("base"), let ops = try? Op.parseList(r.body["ops"], limits: limits), !ops.isEmpty else { continue }
+            guard let base = try? r.int("base"), let ops = r.ops ?? (try? Op.parseList(r.body["ops"], limits: limits)), !ops.isEmpty else { continue }
             let selection: Selection?
             do { selection = try Selection.parse(r.body["selection"]) } catch { continue }
             var s = DocumentLedger.Submission(tx: (try? r.string("tx")) ?? "tx\(n)", base: base, ops: ops,
