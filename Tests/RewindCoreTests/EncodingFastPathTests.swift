@@ -195,6 +195,19 @@ final class EncodingFastPathTests: XCTestCase {
         XCTAssertEqual(kinds, ["create", "delete", "set", "move", "insert", "remove"], "every kind of op was written")
     }
 
+    /// Replies are written straight: the same bytes as the tree they replace
+    /// (`line(.obj(…))`), with or without `re`, nil fields left out, values of every kind.
+    func testRepliesAreWrittenAsTheirJSONTreeEncodes() {
+        let values: [JSON?] = [nil, .null, true, .int(-7), .double(2.5), "x\"\\\n中", [1, [2]], ["a": ["b": .null]]]
+        var rng = SeededRandom(seed: 118)
+        for n in 0..<2_000 {
+            let re: Int64? = n % 4 == 0 ? nil : Int64.random(in: Int64.min...Int64.max, using: &rng)
+            let fields: [(String, JSON?)] = (0..<(n % 5)).map { k in ("k\(k)\u{1}\"", values.randomElement(using: &rng)!) }
+            let tree = Message.line(.obj([("re", re.map { .int($0) }), ("ok", .bool(true))] + fields))
+            XCTAssertEqual(Message.reply(re, fields), tree, "reply \(n)")
+        }
+    }
+
     /// Hex read from a string's storage (every log row's hash): round trips,
     /// from an offset (bytea's `\x`), upper case, and refuses what is not hex.
     func testHexIsReadBackExactlyAndOnlyWhenItIsHex() {
