@@ -103,6 +103,9 @@ final class SubmitReaderTests: XCTestCase {
             #"{}"#, #"[]"#, #"{"type":"submit","ops":[]}"#,
         ]
         for text in others { check(Array(text.utf8), Limits(), "other form") }
+        // Many members: left to `decode` (which hashes keys past a few), not compared each with each.
+        let many = "{\"type\":\"submit\",\"ops\":\(ops)," + (0..<20_000).map { "\"m\($0)\":0" }.joined(separator: ",") + "}"
+        XCTAssertFalse(check(Array(many.utf8), Limits(), "20,000 members"))
         XCTAssertFalse(check(Array(others[0].utf8), Limits(), "a space"))
         XCTAssertTrue(check(Array(#"{"type":"submit","ops":[]}"#.utf8), Limits(), "empty ops: read, and refused by the handler as before"))
     }
