@@ -25,7 +25,7 @@ extension Op {
     func write(into w: inout JSONWriter) {
         switch self {
         case .create:
-            w.write(json)
+            return w.write(json)  // the whole object, its closing brace too
         case let .delete(n):
             w.write(raw: "{\"op\":\"delete\",\"node\":" as StaticString); w.write(string: n.string)
         case let .set(n, key, value):
@@ -47,7 +47,6 @@ extension Op {
             w.write(raw: ",\"pos\":" as StaticString); w.write(int: Int64(pos))
             w.write(raw: ",\"len\":" as StaticString); w.write(int: Int64(len))
         }
-        if case .create = self { return }
         w.write(raw: "}" as StaticString)
     }
 }
