@@ -242,7 +242,7 @@ enum LogRows {
                 grp.append(r.group); action.append(r.action); tx.append(r.tx); digest.append(r.txDigest)
                 base.append(r.base); ops.append(r.ops); inverse.append(r.inverse); refers.append(r.refers)
                 meta.append(r.meta); time.append(r.time); hash.append(bytes: r.hash)
-                check.append(contentsOf: [0, 0, 0, 1] as [UInt8])
+                check.append(0); check.append(0); check.append(0); check.append(1)  // length 1 (a literal array here is allocated per row)
                 check.append(c.checkDuplicates ? 1 : 0)
                 checkCount += 1
             }

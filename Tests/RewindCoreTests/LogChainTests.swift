@@ -1,5 +1,6 @@
 import XCTest
 @testable import RewindCore
+import RewindTestSupport
 
 /// The hash chain of the log: SHA-256 itself, an encoding no two rows share,
 /// and a replay that refuses a log changed after it was written.
@@ -29,6 +30,40 @@ final class LogChainTests: XCTestCase {
         XCTAssertNotEqual(row(action: nil).chained(after: []), row(action: "").chained(after: []))
         XCTAssertNotEqual(row(tx: "ab", refers: nil).chained(after: []), row(tx: "a", refers: "b").chained(after: []))
         XCTAssertNotEqual(row().chained(after: []), row().chained(after: SHA256.hash([1])), "the previous hash is part of it")
+    }
+
+    /// The hash input is written into one buffer with plain copies; it must
+    /// be exactly the encoding the type's comment (and `rewind_entry_hash`)
+    /// define, built here the plain way, for any row: nulls, empty and
+    /// non-ASCII text, negative numbers, fields far larger than a stack page.
+    func testTheHashInputIsTheDocumentedEncoding() {
+        func reference(_ r: LogRow, after previous: [UInt8]) -> [UInt8] {
+            var input = previous
+            func length(_ n: Int) { input += withUnsafeBytes(of: UInt64(bitPattern: Int64(n)).bigEndian, Array.init) }
+            func field(_ s: String?) {
+                guard let s else { return input += withUnsafeBytes(of: UInt64(bitPattern: -1).bigEndian, Array.init) }
+                length(s.utf8.count)
+                input += Array(s.utf8)
+            }
+            for f in [r.doc, String(r.seq), String(r.version), r.entry, r.id, String(r.userID), r.client, r.kind, r.group, r.action,
+                      r.tx, r.txDigest, r.base.map(String.init), r.ops, r.inverse, r.refers, r.meta, String(r.time)] as [String?] {
+                field(f)
+            }
+            return SHA256.hash(input)
+        }
+        var rng = SeededRandom(seed: 26)
+        let samples = ["", "a", "é☃︎𝄞", "tab\there", String(repeating: "x", count: 300_000), "00000000-0000-4000-8000-000000000000"]
+        func text() -> String { samples[Int(rng.next() % UInt64(samples.count))] }
+        func maybe() -> String? { rng.next() % 3 == 0 ? nil : text() }
+        func number() -> Int64 { [0, 1, -1, Int64.max, Int64.min, Int64(bitPattern: rng.next())][Int(rng.next() % 6)] }
+        for _ in 0..<300 {
+            let r = LogRow(doc: text(), seq: number(), version: number(), entry: text(), id: text(), userID: number(), client: text(),
+                           kind: text(), group: maybe(), action: maybe(), tx: maybe(), txDigest: maybe(),
+                           base: rng.next() % 2 == 0 ? nil : number(), ops: maybe(), inverse: maybe(), refers: maybe(), meta: maybe(),
+                           time: number(), hash: [])
+            let previous = rng.next() % 4 == 0 ? [] : SHA256.hash([UInt8(truncatingIfNeeded: rng.next())])
+            XCTAssertEqual(r.chained(after: previous), reference(r, after: previous))
+        }
     }
 
     /// Entries a ledger seals replay into an identical ledger; change any

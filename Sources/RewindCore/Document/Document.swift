@@ -79,10 +79,15 @@ public struct Document: Sendable, Equatable {
 
     @discardableResult
     mutating func update<T>(_ id: Key, _ body: (inout Node) -> T) -> T {
-        let before = nodes[id]!.text.count, beforeProps = nodes[id]!.propBytes
-        let result = body(&nodes[id]!)
-        textScalars += nodes[id]!.text.count - before
-        propBytes += nodes[id]!.propBytes - beforeProps
+        // One lookup of the node, changed in place (each `nodes[id]` hashes the key).
+        func change(_ n: inout Node) -> (T, text: Int, props: Int) {
+            let before = n.text.count, beforeProps = n.propBytes
+            let result = body(&n)
+            return (result, n.text.count - before, n.propBytes - beforeProps)
+        }
+        let (result, text, props) = change(&nodes[id]!)
+        textScalars += text
+        propBytes += props
         return result
     }
 

@@ -26,7 +26,13 @@ public struct Node: Sendable, Equatable {
     public static func propBytes(_ key: Key, _ value: JSON) -> Int { key.string.utf8.count + value.encodedSize }
 
     static func checkPropValue(_ value: JSON, limits: Limits) throws(RewindError) {
-        guard limits.maxPropValueBytes < Int.max, value.encodedSize > limits.maxPropValueBytes else { return }
+        guard limits.maxPropValueBytes < Int.max else { return }
+        try checkPropValue(encodedSize: value.encodedSize, limits: limits)
+    }
+
+    /// The same, for a value whose encoded size the caller has.
+    static func checkPropValue(encodedSize: Int, limits: Limits) throws(RewindError) {
+        guard encodedSize > limits.maxPropValueBytes else { return }
         throw RewindError(.tooLarge, "a prop value holds at most \(limits.maxPropValueBytes) bytes (encoded)",
                           details: ["limit": .int(Int64(limits.maxPropValueBytes))])
     }

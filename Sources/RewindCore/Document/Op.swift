@@ -55,6 +55,18 @@ public enum Op: Sendable, Equatable {
 /// Keys of `set` that address node fields rather than props.
 enum NodeField: String {
     case frame, clips, focusable, undoScope
-    /// Fields that exist but are changed by other ops, never by `set`.
-    static let unsettable: Set<String> = ["kind", "text", "parent", "children", "id", "node", "props"]
+    /// What `set` of `key` changes: a field, a prop (nil), or nothing it may
+    /// (a field other ops change: kind, text, parent, children; or the op's
+    /// own names). Compared, not hashed: every `set` of every commit and
+    /// replay asks (short keys compare as two machine words).
+    static func settable(_ key: String) -> NodeField?? {
+        switch key {
+        case "frame": return .frame
+        case "clips": return .clips
+        case "focusable": return .focusable
+        case "undoScope": return .undoScope
+        case "kind", "text", "parent", "children", "id", "node", "props": return .none
+        default: return .some(nil)
+        }
+    }
 }

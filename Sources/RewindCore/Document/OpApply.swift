@@ -68,10 +68,10 @@ extension Document {
 
         case let .set(id, key, value):
             guard let n = nodes[id] else { throw .notFound("node \"\(id)\" does not exist") }
-            if NodeField.unsettable.contains(key) {
+            guard let field = NodeField.settable(key) else {
                 throw .badRequest("`\(key)` cannot be changed with set")
             }
-            switch NodeField(rawValue: key) {
+            switch field {
             case .frame:
                 let frame = try Op.parseFrame(value)
                 update(id) { $0.frame = frame }
@@ -79,7 +79,7 @@ extension Document {
             case .clips, .focusable, .undoScope:
                 guard let b = value.boolValue else { throw .badRequest("`\(key)` must be true or false") }
                 let old: Bool
-                switch NodeField(rawValue: key)! {
+                switch field! {
                 case .clips: old = n.clips; update(id) { $0.clips = b }
                 case .focusable: old = n.focusable; update(id) { $0.focusable = b }
                 default: old = n.undoScope; update(id) { $0.undoScope = b }
@@ -92,9 +92,10 @@ extension Document {
                     throw .badRequest("a node holds at most \(limits.maxPropsPerNode) props")
                 }
                 let oldBytes = old.isNull ? 0 : Node.propBytes(k, old)
-                let newBytes = value.isNull ? 0 : Node.propBytes(k, value)
+                let valueBytes = value.isNull ? 0 : value.encodedSize
+                let newBytes = value.isNull ? 0 : k.string.utf8.count + valueBytes
                 if !value.isNull {
-                    try Node.checkPropValue(value, limits: limits)
+                    try Node.checkPropValue(encodedSize: valueBytes, limits: limits)
                     guard n.propBytes - oldBytes + newBytes <= limits.maxNodePropBytes else {
                         throw RewindError(.tooLarge, "the props of one node hold at most \(limits.maxNodePropBytes) bytes")
                     }

@@ -18,6 +18,12 @@ public struct SHA256 {
         Crypto.SHA256.hash(data: bytes).withUnsafeBytes { [UInt8]($0) }
     }
 
+    public static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        var h = Crypto.SHA256()
+        h.update(bufferPointer: bytes)
+        return h.finalize().withUnsafeBytes { [UInt8]($0) }
+    }
+
     public mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { inner.update(bufferPointer: $0) }
     }

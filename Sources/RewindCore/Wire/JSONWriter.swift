@@ -65,7 +65,8 @@ public struct JSONWriter {
 
     /// An integer in decimal, without making a `String` of it first.
     public mutating func write(int i: Int64) {
-        Self.withDecimal(i) { bytes.append(contentsOf: $0) }
+        // As typed bytes: a raw buffer is appended element by element.
+        Self.withDecimal(i) { bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     /// `body` sees the decimal digits of `i` (with a "-" if negative), as `String(i)` would hold them.

@@ -95,12 +95,17 @@ final class Cluster {
     }
 
     /// "<seq> <version> <doc>" (the doc last: it may hold spaces).
+    /// One per commit of every instance, this one's included: split on the
+    /// UTF-8 bytes (`split` on characters cost ~4,400 instructions a notice).
     private func logNotice(_ payload: String) {
-        let parts = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, let seq = Int64(parts[0]) else {
+        let u = payload.utf8
+        guard let first = u.firstIndex(of: UInt8(ascii: " ")),
+              let second = u[u.index(after: first)...].firstIndex(of: UInt8(ascii: " ")),
+              let seq = Int64(Substring(u[..<first]))
+        else {
             return logger.warning("malformed rewind_log notice", metadata: ["payload": "\(payload.prefix(200))"])
         }
-        existing(String(parts[2]))?.logMoved(to: seq)
+        existing(String(Substring(u[u.index(after: second)...])))?.logMoved(to: seq)
     }
 
     /// Listening (re)started: whatever was announced meanwhile is read again.
