@@ -1,3 +1,6 @@
+import Crypto
+import Dispatch
+import Synchronization
 import XCTest
 @testable import RewindCore
 
@@ -51,6 +54,47 @@ final class DocumentCipherTests: XCTestCase {
         XCTAssertThrowsError(try c.openEntry("[1]"), "plain text is not sealed text")
         XCTAssertThrowsError(try DocumentCipher.plain(ops: sealed, inverse: "~", cipher: nil, doc: "d"), "no key")
         XCTAssertEqual(try DocumentCipher.plain(ops: "[1]", inverse: "[2]", cipher: nil, doc: "d").inverse, "[2]", "plain text as it is")
+    }
+
+    /// A key's libcrypto contexts are keyed once and reused, given a new
+    /// nonce per message: what they seal must still be standard AES-GCM
+    /// (opened here by swift-crypto, a second implementation), after failed
+    /// opens on the same contexts too, and with threads using one key at once.
+    func testReusedContextsSealStandardAESGCMAfterFailuresAndAcrossThreads() throws {
+        let c = DocumentCipher(doc: "d", keyID: "k1", key: key)
+        let key = self.key
+        @Sendable func openElsewhere(_ sealed: String, aad: String) throws -> String {
+            let reference = SymmetricKey(data: key)
+            let combined = try XCTUnwrap(Base64.decode(String(sealed.split(separator: ":", maxSplits: 1)[1])))
+            let box = try AES.GCM.SealedBox(combined: combined)
+            return String(decoding: try AES.GCM.open(box, using: reference, authenticating: Array(aad.utf8)), as: UTF8.self)
+        }
+        var gen = OpGenerator(seed: 11)
+        for i in 0..<300 {
+            let plain = "[" + String(String.UnicodeScalarView(gen.text(i % 90))) + "]"
+            let entry = c.sealEntry(ops: plain, inverse: "[]")
+            XCTAssertEqual(try openElsewhere(entry, aad: "rewind entry of d"), plain + "\n[]")
+            if i % 3 == 0 {  // failures on the same contexts, then a good open
+                var bytes = Array(entry.utf8)
+                bytes[bytes.count - 3] = bytes[bytes.count - 3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+                XCTAssertThrowsError(try c.openEntry(String(decoding: bytes, as: UTF8.self)))
+                XCTAssertThrowsError(try c.open(entry, .snapshot))
+            }
+            XCTAssertEqual(try c.openEntry(entry).ops, plain)
+            let snapshot = c.seal(plain, .snapshot)
+            XCTAssertEqual(try openElsewhere(snapshot, aad: "rewind snapshot of d"), plain)
+        }
+        let failures = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { t in
+            for i in 0..<400 {
+                let plain = "[\(t),\(i)]"
+                let sealed = c.sealEntry(ops: plain, inverse: "[]")
+                if (try? c.openEntry(sealed).ops) != plain || (try? openElsewhere(sealed, aad: "rewind entry of d")) != plain + "\n[]" {
+                    failures.withLock { $0 += 1 }
+                }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, 0)
     }
 
     /// Keyed fingerprints: equal for equal content under one key, different

@@ -24,7 +24,7 @@ import Crypto
 public final class DocumentCipher: @unchecked Sendable {  // immutable after init; SymmetricKey is a value without Sendable
     public let doc: String
     public let keyID: String
-    private let key: [UInt8]
+    private let key: AESGCM.Key
     private let fingerprintKey: [UInt8]
     private let entryAAD: [UInt8], snapshotAAD: [UInt8]
 
@@ -44,7 +44,7 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
         precondition(bytes.count == Self.keyBytes, "a data key is 32 bytes")
         self.doc = doc
         self.keyID = keyID
-        key = bytes
+        key = AESGCM.Key(bytes)
         // A separate key for fingerprints, so a MAC never shares a key with the cipher.
         fingerprintKey = Array(HMAC<Crypto.SHA256>.authenticationCode(for: Array("rewind fingerprint".utf8), using: SymmetricKey(data: bytes)))
         entryAAD = Array("rewind \(Field.entry.rawValue) of \(doc)".utf8)
