@@ -20,28 +20,6 @@ enum AESGCM {
         return c
     }()
 
-    /// Random bytes for nonces, drawn from libcrypto 4 KiB at a time: one
-    /// `RAND_bytes` call per seal was a quarter of sealing's cost (callgrind).
-    /// Every nonce is still 12 bytes of libcrypto's random output, used once.
-    private static let nonces = Mutex(NoncePool())
-
-    struct NoncePool: ~Copyable {
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        var used = 4096
-
-        mutating func take(into out: UnsafeMutablePointer<UInt8>) {
-            if used + nonceBytes > bytes.count {
-                let ok = bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32($0.count)) }
-                guard ok == 1 else { preconditionFailure("libcrypto's random generator failed") }
-                used = 0
-            }
-            bytes.withUnsafeBufferPointer { out.update(from: $0.baseAddress! + used, count: nonceBytes) }
-            // Never handed out twice, not even from memory.
-            for i in used..<used + nonceBytes { bytes[i] = 0 }
-            used += nonceBytes
-        }
-    }
-
     /// A 32-byte key and the libcrypto contexts keyed with it. Setting a key
     /// (its AES schedule and GHASH table) was a third of each seal and open
     /// (callgrind: ~3,400 instructions of ~10,000): a context is keyed once
@@ -88,7 +66,7 @@ enum AESGCM {
         let total = nonceBytes + plain.count + tagBytes
         return [UInt8](unsafeUninitializedCapacity: total) { out, count in
             let base = out.baseAddress!
-            nonces.withLock { $0.take(into: base) }
+            RandomBytes.fill(UnsafeMutableRawBufferPointer(start: base, count: nonceBytes))
             let sealed = key.withContext(encrypt: true) { ctx in
                 var n: Int32 = 0
                 return EVP_EncryptInit_ex2(ctx, nil, nil, base, nil) == 1
