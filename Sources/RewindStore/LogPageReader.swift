@@ -119,10 +119,11 @@ private final class PageWorker: @unchecked Sendable {
                     guard checksLinks else { return result }
                     // Up to a gap (the caller names it) or a break (handed over, named where it is).
                     result.linked = 1
+                    // By index, the entries borrowed where they are (a copy retains each of an entry's strings).
                     while result.linked < entries.count {
-                        let e = entries[result.linked], before = entries[result.linked - 1]
-                        guard e.seq == before.seq + 1 else { break }
-                        do throws(RewindError) { try DocumentLedger.checkChain(e, doc: doc, after: before.hash) } catch {
+                        let i = result.linked
+                        guard entries[i].seq == entries[i - 1].seq + 1 else { break }
+                        do throws(RewindError) { try DocumentLedger.checkChain(entries[i], doc: doc, after: entries[i - 1].hash) } catch {
                             result.broken = error
                             break
                         }

@@ -92,13 +92,10 @@ enum LogRows {
                     (ops, inverse, plainOps) = (try parseOps(plain.ops, doc: doc, version: version),
                                                 try parseOps(plain.inverse, doc: doc, version: version), plain.ops)
                 }
-                var e = Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
-                              client: client, group: grp, kind: k, action: r[9], base: base,
-                              ops: ops, inverse: inverse, refers: r[15], time: time, meta: meta)
-                e.seq = seq
-                e.hash = hash
-                e.stored = .init(ops: opsText, inverse: invText, meta: r[16], plainOps: plainOps)
-                out.append(.event(e))
+                out.append(.event(Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
+                                        client: client, group: grp, kind: k, action: r[9], base: base, ops: ops, inverse: inverse,
+                                        refers: r[15], time: time, meta: meta, seq: seq, hash: hash,
+                                        stored: .init(ops: opsText, inverse: invText, meta: r[16], plainOps: plainOps))))
             } else {
                 guard let k = GroupMark.Kind(rawValue: kind) else { throw RewindError(.internal, "malformed mark \(seq) in \(doc)") }
                 var scope: Key?

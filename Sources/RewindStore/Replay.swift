@@ -32,11 +32,11 @@ public enum Replay {
         var page = LogPageReader.Page()
         while ledger.seq < stop {
             page = try reader.nextPage(done: page.entries)
-            for (i, entry) in page.entries.enumerated() {
+            for i in page.entries.indices {  // by index: each entry borrowed, not copied
                 if i == page.linked, let broken = page.broken { throw broken }
-                if i == 0 || i >= page.linked { try DocumentLedger.checkChain(entry, doc: doc, after: previous) }
-                previous = entry.hash
-                try ledger.replay(entry, verify: false)
+                if i == 0 || i >= page.linked { try DocumentLedger.checkChain(page.entries[i], doc: doc, after: previous) }
+                previous = page.entries[i].hash
+                try ledger.replay(page.entries[i], verify: false)
             }
             // Memory follows the undo stacks, not the log's length (as on the server, at each snapshot).
             ledger.compactHistory()

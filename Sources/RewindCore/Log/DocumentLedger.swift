@@ -285,17 +285,14 @@ public struct DocumentLedger: Sendable {
     private func checkedHash(_ entry: LogEntry, verify: Bool) throws(RewindError) -> [UInt8] {
         let stored = entry.hash
         guard verify || stored.isEmpty else { return stored }
-        var row = entry.row(doc: doc)
-        if stored.isEmpty { row = Self.sealedRow(entry, doc: doc, seq: seq + 1) }
-        let expected = row.chained(after: headHash)
-        if !stored.isEmpty && stored != expected { throw Self.chainBreak(doc: doc, row) }
-        return expected
+        if stored.isEmpty { return Self.sealedRow(entry, doc: doc, seq: seq + 1).chained(after: headHash) }
+        guard entry.chainHash(doc: doc, after: headHash) == stored else { throw Self.chainBreak(doc: doc, entry.row(doc: doc)) }
+        return stored
     }
 
     /// An entry read from the log whose hash is not the one it must have after `previous`.
     public static func checkChain(_ entry: LogEntry, doc: String, after previous: [UInt8]) throws(RewindError) {
-        let row = entry.row(doc: doc)
-        guard row.chained(after: previous) == entry.hash else { throw chainBreak(doc: doc, row) }
+        guard entry.chainHash(doc: doc, after: previous) == entry.hash else { throw chainBreak(doc: doc, entry.row(doc: doc)) }
     }
 
     private static func chainBreak(doc: String, _ row: LogRow) -> RewindError {
@@ -320,7 +317,7 @@ public struct DocumentLedger: Sendable {
     mutating func seal(_ e: inout Event, plainOps: String? = nil) {
         e.seq = seq
         e.stored = Event.StoredText(e, cipher: cipher, plainOps: plainOps)
-        e.hash = e.row.chained(after: headHash)
+        e.hash = e.chainHash(after: headHash)
         headHash = e.hash
     }
 

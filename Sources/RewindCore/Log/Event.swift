@@ -56,9 +56,11 @@ public struct Event: Sendable, Equatable {
 
     public init(doc: String, version: Int64, id: String, tx: String, txDigest: String, userID: Int64, userName: String,
                 client: String, group: String, kind: EventKind, action: String?, base: Int64, ops: [Op], inverse: [Op],
-                refers: String?, time: Int64, meta: EventMeta = EventMeta())
+                refers: String?, time: Int64, meta: EventMeta = EventMeta(), seq: Int64 = 0, hash: [UInt8] = [],
+                stored: StoredText = StoredText())
     {
         self.meta = meta
+        self.seq = seq; self.hash = hash; self.stored = stored
         self.doc = doc; self.version = version; self.id = id; self.tx = tx; self.txDigest = txDigest
         self.userID = userID; self.userName = userName; self.client = client; self.group = group
         self.kind = kind; self.action = action; self.base = base; self.ops = ops; self.inverse = inverse

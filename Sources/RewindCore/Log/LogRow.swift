@@ -50,6 +50,17 @@ public struct LogRow: Sendable, Equatable {
 
     /// The hash of this row after the entry whose hash is `previous`.
     public func chained(after previous: [UInt8]) -> [UInt8] {
+        Self.chainHash(after: previous, doc: doc, seq: seq, version: version, entry: entry, id: id, userID: userID, client: client,
+                       kind: kind, group: group, action: action, tx: tx, txDigest: txDigest, base: base, ops: ops, inverse: inverse,
+                       refers: refers, meta: meta, time: time)
+    }
+
+    /// The chain's hash of a row given field by field: what an entry in
+    /// memory is hashed with, without the copy of each of its strings a
+    /// `LogRow` made of it would be (replay checks one per entry).
+    static func chainHash(after previous: [UInt8], doc: String, seq: Int64, version: Int64, entry: String, id: String, userID: Int64,
+                          client: String, kind: String, group: String?, action: String?, tx: String?, txDigest: String?, base: Int64?,
+                          ops: String?, inverse: String?, refers: String?, meta: String?, time: Int64) -> [UInt8] {
         // One buffer on the stack, written with plain copies and hashed at
         // once: the row's fields are short, and feeding SHA-256 eighteen
         // small pieces, or appending each to an array, cost more than the
@@ -161,7 +172,24 @@ extension GroupMark {
     }
 }
 
+extension Event {
+    /// `row.chained(after:)`, without making the row.
+    public func chainHash(after previous: [UInt8]) -> [UInt8] {
+        LogRow.chainHash(after: previous, doc: doc, seq: seq, version: version, entry: "event", id: id, userID: userID, client: client,
+                         kind: kind.rawValue, group: group, action: action, tx: tx, txDigest: txDigest, base: base, ops: stored.ops,
+                         inverse: stored.inverse, refers: refers, meta: stored.meta, time: time)
+    }
+}
+
 extension LogEntry {
+    /// The hash this entry must carry after the entry whose hash is `previous` (`row(doc:).chained(after:)`, without making the row).
+    public func chainHash(doc: String, after previous: [UInt8]) -> [UInt8] {
+        switch self {
+        case let .event(e): return e.chainHash(after: previous)
+        case let .mark(m): return m.row(doc: doc).chained(after: previous)
+        }
+    }
+
     public func row(doc: String) -> LogRow {
         switch self {
         case let .event(e): return e.row

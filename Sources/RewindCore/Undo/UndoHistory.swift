@@ -219,6 +219,12 @@ public struct UndoHistory: Sendable {
                       effect: [e.version], selectionBefore: e.meta.selection,
                       selectionAfter: Self.selectionAfter(e.ops) ?? e.meta.selection, lastTime: e.time,
                       typingNode: node, opKinds: OpKinds(e.ops))
+        // Kept at most about a third full (room for twice the groups, not
+        // the default's 4/3): each push onto a full stack deletes the oldest
+        // group, and a delete re-hashes every key after it in its run of
+        // full buckets — ~2,200 instructions a delete at the default load,
+        // ~250 at this one (callgrind, replay) — for about twice the table's memory.
+        if groups.capacity < 3 * (groups.count + 1) / 2 { groups.reserveCapacity(2 * (groups.count + 1)) }
         groups[key] = g
         if e.meta.open {
             open[e.group, default: []].append(scope)
