@@ -107,9 +107,9 @@ private final class PageWorker: @unchecked Sendable {
                 let result = Result { () throws(RewindError) -> LogPageReader.Page in
                     if !asked { try ask(page: page) }
                     asked = false
-                    let rows = try box.db.receive()
+                    let rows = try box.db.receiveRows()
                     let next = page + Int64(stride)
-                    if next * size < stop && !(rows.values.isEmpty && endsAtEmptyPage) { try ask(page: next) }
+                    if next * size < stop && !(rows.count == 0 && endsAtEmptyPage) { try ask(page: next) }
                     let entries = try LogRows.decode(doc: doc, rows, cipher: cipher)
                     if entries.isEmpty && endsAtEmptyPage { return .init() }
                     guard !entries.isEmpty else {

@@ -61,19 +61,29 @@ enum LogRows {
 
     /// Entries as read with `select`; sealed ops and inverse are opened with `cipher`.
     static func decode(doc: String, _ rows: Rows, cipher: DocumentCipher?) throws(RewindError) -> [LogEntry] {
+        try decode(doc: doc, rows.values, count: rows.count, cipher: cipher)
+    }
+
+    /// The same, read in place from the result (a log page: no `String` per cell).
+    static func decode(doc: String, _ rows: ResultRows, cipher: DocumentCipher?) throws(RewindError) -> [LogEntry] {
+        try decode(doc: doc, (0..<rows.count).lazy.map { rows[$0] }, count: rows.count, cipher: cipher)
+    }
+
+    private static func decode<Cells: LogCells>(doc: String, _ rows: some Sequence<Cells>, count: Int,
+                                                cipher: DocumentCipher?) throws(RewindError) -> [LogEntry] {
         var out: [LogEntry] = []
-        out.reserveCapacity(rows.count)
-        for r in rows.values {
-            guard let seq = r[0].flatMap({ Int64($0) }), let version = r[1].flatMap({ Int64($0) }), let entry = r[2], let id = r[3],
-                  let user = r[4].flatMap({ Int64($0) }), let name = r[5], let client = r[6], let kind = r[7],
-                  let time = r[17].flatMap({ Int64($0) }), let hash = r[18].flatMap(bytea)
+        out.reserveCapacity(count)
+        for r in rows {
+            guard let seq = r.int(0), let version = r.int(1), let entry = r.text(2), let id = r.text(3),
+                  let user = r.int(4), let name = r.text(5), let client = r.text(6), let kind = r.text(7),
+                  let time = r.int(17), let hash = r.hash(18)
             else { throw RewindError(.internal, "malformed log row in \(doc)") }
             if entry == "event" {
-                guard let k = EventKind(rawValue: kind), let grp = r[8], let tx = r[10], let digest = r[11],
-                      let base = r[12].flatMap({ Int64($0) }), let opsText = r[13], let invText = r[14]
+                guard let k = EventKind(rawValue: kind), let grp = r.text(8), let tx = r.text(10), let digest = r.text(11),
+                      let base = r.int(12), let opsText = r.text(13), let invText = r.text(14)
                 else { throw RewindError(.internal, "malformed event \(version) in \(doc)") }
                 var meta = EventMeta()
-                if let m = r[16] {
+                if let m = r.text(16) {
                     do { meta = try EventMeta.parse(try JSONParser.parse(m, maxDepth: 8)) } catch {
                         throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
                     }
@@ -93,14 +103,14 @@ enum LogRows {
                                                 try parseOps(plain.inverse, doc: doc, version: version), plain.ops)
                 }
                 out.append(.event(Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
-                                        client: client, group: grp, kind: k, action: r[9], base: base, ops: ops, inverse: inverse,
-                                        refers: r[15], time: time, meta: meta, seq: seq, hash: hash,
-                                        stored: .init(ops: opsText, inverse: invText, meta: r[16], plainOps: plainOps))))
+                                        client: client, group: grp, kind: k, action: r.text(9), base: base, ops: ops, inverse: inverse,
+                                        refers: r.text(15), time: time, meta: meta, seq: seq, hash: hash,
+                                        stored: .init(ops: opsText, inverse: invText, meta: r.text(16), plainOps: plainOps))))
             } else {
                 guard let k = GroupMark.Kind(rawValue: kind) else { throw RewindError(.internal, "malformed mark \(seq) in \(doc)") }
                 var scope: Key?
                 var selection: Selection?
-                if let m = r[16] {
+                if let m = r.text(16) {
                     do {
                         let o = try JSONParser.parse(m, maxDepth: 8).objectValue
                         scope = o?["scope"]?.stringValue.map { Key($0) }
@@ -110,15 +120,16 @@ enum LogRows {
                     }
                 }
                 var mark = GroupMark(n: seq - version, afterVersion: version, id: id, userID: user, client: client, kind: k,
-                                     group: r[8], scope: scope, action: r[9], selection: selection, tx: r[10], time: time)
+                                     group: r.text(8), scope: scope, action: r.text(9), selection: selection, tx: r.text(10), time: time)
                 mark.hash = hash
-                mark.storedMeta = r[16]
+                mark.storedMeta = r.text(16)
                 out.append(.mark(mark))
             }
         }
         return out
     }
 
+    /// A row of `select`'s columns as `decode` reads it: text (`Rows`), or in place (`ResultRows`).
     /// `\x0123…` (bytea in text form) as bytes.
     static func bytea(_ s: String) -> [UInt8]? {
         guard s.hasPrefix("\\x") else { return nil }
@@ -277,5 +288,49 @@ enum LogRows {
             }
         }
         return o
+    }
+}
+
+/// A row of `LogRows.select`'s columns as `LogRows.decode` reads it: cells
+/// as text (`Rows`), or read in place from the result (`ResultRows`).
+protocol LogCells {
+    func text(_ column: Int) -> String?
+    func int(_ column: Int) -> Int64?
+    /// A `bytea` cell (`\x0123…`) as bytes.
+    func hash(_ column: Int) -> [UInt8]?
+}
+
+extension Array: LogCells where Element == String? {
+    func text(_ column: Int) -> String? { self[column] }
+    func int(_ column: Int) -> Int64? { self[column].flatMap { Int64($0) } }
+    func hash(_ column: Int) -> [UInt8]? { self[column].flatMap(LogRows.bytea) }
+}
+
+extension ResultRows.Row: LogCells {
+    func text(_ column: Int) -> String? { withBytes(column) { String(decoding: $0, as: UTF8.self) } }
+    func int(_ column: Int) -> Int64? { withBytes(column) { LogRows.decimal($0) } ?? nil }
+    func hash(_ column: Int) -> [UInt8]? {
+        withBytes(column) { b in b.count >= 2 && b[0] == UInt8(ascii: "\\") && b[1] == UInt8(ascii: "x") ? Hex.bytes(b, from: 2) : nil } ?? nil
+    }
+}
+
+extension LogRows {
+    /// A decimal integer as PostgreSQL writes one (an optional `-`, digits), as `Int64(_:)` reads it; nil for anything else.
+    static func decimal(_ b: UnsafeBufferPointer<UInt8>) -> Int64? {
+        let negative = b.first == UInt8(ascii: "-")
+        var i = negative ? 1 : 0
+        guard i < b.count else { return nil }
+        var v: Int64 = 0  // accumulated below zero, so that Int64.min fits
+        while i < b.count {
+            let d = b[i] &- UInt8(ascii: "0")
+            guard d < 10 else { return nil }
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (n, o2) = m.subtractingReportingOverflow(Int64(d))
+            guard !o1, !o2 else { return nil }
+            v = n
+            i += 1
+        }
+        if negative { return v }
+        return v == .min ? nil : -v
     }
 }

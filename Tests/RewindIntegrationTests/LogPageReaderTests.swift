@@ -8,6 +8,48 @@ import XCTest
 /// once, in order, whatever the page size; a log shorter than its head is an
 /// error, not a wait; and a reader stopped early leaves its connection usable.
 final class LogPageReaderTests: XCTestCase {
+    /// Log pages are read in place from the result (`ResultRows`: no
+    /// `String` per cell); other reads go through `Rows`. Both must decode
+    /// the same rows to the same entries: events with and without an action,
+    /// an undo (refers, meta), marks with a scope and selection, text
+    /// outside ASCII, and NULLs where a column may have them.
+    func testAPageReadInPlaceDecodesAsTheSameRowsReadAsText() throws {
+        let db = try TestDatabase()
+        let server = try ServerProcess(database: db)
+        let t = try Terminal(port: server.port)
+        try t.hello("alice", db)
+        try t.request("create_doc", [("doc", "d")])
+        try t.request("open", [("doc", "d")])
+        try t.submit("d", tx: "seed", base: 0, [["op": "create", "node": "n", "parent": "root", "kind": "text", "text": ""]])
+        try t.request("begin_group", [("doc", "d"), ("action", "Schreiben ✍︎")])
+        try t.submit("d", tx: "a", base: 1, [["op": "insert", "node": "n", "pos": 0, "text": "héllo 𝄞"]])
+        try t.request("end_group", [("doc", "d")])
+        try t.submit("d", tx: "b", base: 2, [["op": "set", "node": "n", "key": "colour", "value": "red"]])
+        try t.request("undo", [("doc", "d")])
+        try t.request("redo", [("doc", "d")])
+        try t.request("clear_history", [("doc", "d")])
+        let head = try db.db.query("SELECT seq FROM documents WHERE id = 'd'").int(0, 0)!
+        XCTAssertGreaterThan(head, 6)
+        let cipher = try DocumentKeys.cipher(for: "d", keys: DocumentKeys(master: TestDatabase.masterKey), db: db.db)
+        let page = LogRows.range(doc: "d", afterSeq: 0, toSeq: head, limit: 1_000)
+        try db.db.send(page)
+        let asText = try LogRows.decode(doc: "d", try db.db.receive(), cipher: cipher)
+        try db.db.send(page)
+        let inPlace = try LogRows.decode(doc: "d", try db.db.receiveRows(), cipher: cipher)
+        XCTAssertEqual(asText.count, Int(head))
+        XCTAssertEqual(inPlace, asText)
+        XCTAssertTrue(asText.contains { if case let .mark(m) = $0 { return m.kind == .clear }; return false })
+        XCTAssertTrue(asText.contains { if case let .event(e) = $0 { return e.refers != nil && e.action == nil }; return false }, "an undo")
+
+        // Numbers as PostgreSQL writes them, read from their bytes as `Int64(_:)` reads the text.
+        for text in ["0", "7", "-1", "-0", "42", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+                     "-9223372036854775809", "99999999999999999999", "", "-", "1-", "1 ", " 1", "0x1", "١"] {
+            var bytes = Array(text.utf8)
+            let read = bytes.withUnsafeMutableBufferPointer { LogRows.decimal(UnsafeBufferPointer($0)) }
+            XCTAssertEqual(read, Int64(text), "\"\(text)\"")
+        }
+    }
+
     func testPagesAskedAheadHoldEveryEntryOnceInOrder() throws {
         let db = try TestDatabase()
         let server = try ServerProcess(database: db)

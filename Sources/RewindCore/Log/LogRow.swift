@@ -231,20 +231,23 @@ public enum Hex {
     /// Read from the string's own storage: every log row's hash comes through here.
     public static func bytes(_ s: String, from start: Int = 0) -> [UInt8]? {
         var s = s
-        return s.withUTF8 { u -> [UInt8]? in
-            guard start <= u.count, (u.count - start) % 2 == 0 else { return nil }
-            let n = (u.count - start) / 2
-            var valid = true
-            let out = [UInt8](unsafeUninitializedCapacity: n) { buffer, count in
-                for k in 0..<n {
-                    let hi = digitValue[Int(u[start + 2 * k])], lo = digitValue[Int(u[start + 2 * k + 1])]
-                    if hi | lo > 0xF { valid = false; break }
-                    buffer[k] = hi << 4 | lo
-                }
-                count = valid ? n : 0
+        return s.withUTF8 { bytes($0, from: start) }
+    }
+
+    /// The same, read from `u` (a cell of a database result, in place).
+    public static func bytes(_ u: UnsafeBufferPointer<UInt8>, from start: Int = 0) -> [UInt8]? {
+        guard start <= u.count, (u.count - start) % 2 == 0 else { return nil }
+        let n = (u.count - start) / 2
+        var valid = true
+        let out = [UInt8](unsafeUninitializedCapacity: n) { buffer, count in
+            for k in 0..<n {
+                let hi = digitValue[Int(u[start + 2 * k])], lo = digitValue[Int(u[start + 2 * k + 1])]
+                if hi | lo > 0xF { valid = false; break }
+                buffer[k] = hi << 4 | lo
             }
-            return valid ? out : nil
+            count = valid ? n : 0
         }
+        return valid ? out : nil
     }
 
     /// Each byte's value as a hex digit (0xFF: not one).

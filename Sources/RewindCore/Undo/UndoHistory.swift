@@ -243,37 +243,42 @@ public struct UndoHistory: Sendable {
         g.isUndone = e.kind == .undo
         g.typingNode = nil  // an undone or redone group takes no more typing
         groups[key] = g
-        var s = stacks[sk] ?? Stacks()
-        if e.kind == .undo {
-            s.undo.removeAll { $0 == key }
-            s.redo.append(key)
-        } else {
-            s.redo.removeAll { $0 == key }
-            s.undo.append(key)
+        let levels = self.levels
+        let dropped = Self.changed(&stacks[sk, default: Stacks()], levels: levels) { s in
+            if e.kind == .undo {
+                s.undo.removeAll { $0 == key }
+                s.redo.append(key)
+            } else {
+                s.redo.removeAll { $0 == key }
+                s.undo.append(key)
+            }
         }
-        stacks[sk] = s
-        trim(sk)
+        for k in dropped { groups[k] = nil }
     }
 
     private mutating func push(_ key: GroupKey, onto sk: StackKey) {
-        stacks[sk, default: Stacks()].undo.append(key)
-        trim(sk)
+        let dropped = Self.changed(&stacks[sk, default: Stacks()], levels: levels) { $0.undo.append(key) }
+        for k in dropped { groups[k] = nil }
     }
 
-    /// Drops the oldest groups past `levels`. In place: a stack taken out
-    /// with `var s = stacks[sk]`, trimmed and stored back, was shared with
-    /// the dictionary's copy while trimmed, so every push onto a full stack
-    /// copied the whole stack.
-    private mutating func trim(_ sk: StackKey) {
-        guard levels > 0, let counts = stacks[sk].map({ (undo: $0.undo.count, redo: $0.redo.count) }) else { return }
-        if counts.undo > levels {
-            for k in stacks[sk]!.undo[..<(counts.undo - levels)] { groups[k] = nil }
-            stacks[sk]!.undo.removeFirst(counts.undo - levels)
+    /// Changes a user's stacks where the dictionary holds them (one lookup;
+    /// a stack taken out with `var s = stacks[sk]` and stored back was
+    /// shared with the dictionary's copy while changed, so it was copied
+    /// whole), then drops the oldest groups past `levels` and returns them:
+    /// their groups are the caller's to remove.
+    private static func changed(_ s: inout Stacks, levels: Int, _ change: (inout Stacks) -> Void) -> [GroupKey] {
+        change(&s)
+        guard levels > 0, s.undo.count > levels || s.redo.count > levels else { return [] }
+        var dropped: [GroupKey] = []
+        if s.undo.count > levels {
+            dropped += s.undo[..<(s.undo.count - levels)]
+            s.undo.removeFirst(s.undo.count - levels)
         }
-        if counts.redo > levels {
-            for k in stacks[sk]!.redo[..<(counts.redo - levels)] { groups[k] = nil }
-            stacks[sk]!.redo.removeFirst(counts.redo - levels)
+        if s.redo.count > levels {
+            dropped += s.redo[..<(s.redo.count - levels)]
+            s.redo.removeFirst(s.redo.count - levels)
         }
+        return dropped
     }
 
     // MARK: Helpers

@@ -70,6 +70,22 @@ public final class Database {
         return try outcome.get()
     }
 
+    /// `receive`, with the rows read in place (`ResultRows`).
+    func receiveRows() throws(RewindError) -> ResultRows {
+        var outcome: Result<ResultRows, RewindError> = .failure(.storage("no result: \(PQ.string(PQerrorMessage(conn)).trimmingSpace)"))
+        while let r = PQgetResult(conn) {
+            switch PQresultStatus(r) {
+            case PGRES_TUPLES_OK, PGRES_COMMAND_OK: outcome = .success(ResultRows(r))  // it frees the result
+            default:
+                defer { PQclear(r) }
+                let f = PQ.failure(r, conn: conn)
+                outcome = .failure(PQstatus(conn) != CONNECTION_OK ? .storage(f.message)
+                    : RewindError(.internal, "SQL failed: \(f)", details: ["sqlstate": .string(f.sqlstate)]))
+            }
+        }
+        return try outcome.get()
+    }
+
     /// Runs a script of several statements (a migration file).
     public func execute(script: String) throws(RewindError) {
         let r = PQexec(conn, script)

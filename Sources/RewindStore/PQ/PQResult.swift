@@ -12,6 +12,37 @@ public struct Rows: Sendable {
     public func int(_ row: Int, _ column: Int) -> Int64? { values[row][column].flatMap { Int64($0) } }
 }
 
+/// The rows of a result read in place (libpq's text format): a cell is
+/// made a `String` only when asked for one, and numbers and hashes are read
+/// from its bytes. For the log's pages, where making every cell a `String`
+/// (and an array per row) was a fifth of reading them (perf, replay).
+/// Owns the result; freed with it.
+final class ResultRows: @unchecked Sendable {  // read-only after init; handed from the reading thread to the decoding one at most once
+    private let result: OpaquePointer
+    let count: Int
+
+    init(_ result: OpaquePointer) {
+        self.result = result
+        count = Int(PQntuples(result))
+    }
+
+    deinit { PQclear(result) }
+
+    subscript(row: Int) -> Row { Row(result: result, row: Int32(row)) }
+
+    struct Row {
+        fileprivate let result: OpaquePointer
+        fileprivate let row: Int32
+
+        /// The cell's bytes (nil: NULL), valid while the result is.
+        func withBytes<R>(_ column: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+            guard PQgetisnull(result, row, Int32(column)) == 0, let p = PQgetvalue(result, row, Int32(column)) else { return nil }
+            let n = Int(PQgetlength(result, row, Int32(column)))
+            return p.withMemoryRebound(to: UInt8.self, capacity: n) { body(UnsafeBufferPointer(start: $0, count: n)) }
+        }
+    }
+}
+
 /// A failed statement: SQLSTATE and the server's message.
 public struct SQLFailure: Error, Sendable, CustomStringConvertible {
     public let sqlstate: String
