@@ -110,26 +110,14 @@ private final class PageWorker: @unchecked Sendable {
                     let rows = try box.db.receiveRows()
                     let next = page + Int64(stride)
                     if next * size < stop && !(rows.count == 0 && endsAtEmptyPage) { try ask(page: next) }
-                    let entries = try LogRows.decode(doc: doc, rows, cipher: cipher)
+                    var links: LogRows.Links? = checksLinks ? LogRows.Links() : nil
+                    let entries = try LogRows.decode(doc: doc, rows, cipher: cipher, links: &links)
                     if entries.isEmpty && endsAtEmptyPage { return .init() }
                     guard !entries.isEmpty else {
                         throw RewindError(.internal, "log of \(doc) ends before entry \(page * size + 1), its head says \(stop)")
                     }
-                    var result = LogPageReader.Page(entries: entries)
-                    guard checksLinks else { return result }
                     // Up to a gap (the caller names it) or a break (handed over, named where it is).
-                    result.linked = 1
-                    // By index, the entries borrowed where they are (a copy retains each of an entry's strings).
-                    while result.linked < entries.count {
-                        let i = result.linked
-                        guard entries[i].seq == entries[i - 1].seq + 1 else { break }
-                        do throws(RewindError) { try DocumentLedger.checkChain(entries[i], doc: doc, after: entries[i - 1].hash) } catch {
-                            result.broken = error
-                            break
-                        }
-                        result.linked += 1
-                    }
-                    return result
+                    return LogPageReader.Page(entries: entries, linked: links?.linked ?? 0, broken: links?.broken)
                 }
                 slots[put % 2] = result
                 put += 1

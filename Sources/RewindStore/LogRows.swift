@@ -64,15 +64,48 @@ enum LogRows {
         try decode(doc: doc, rows.values, count: rows.count, cipher: cipher)
     }
 
-    /// The same, read in place from the result (a log page: no `String` per cell).
-    static func decode(doc: String, _ rows: ResultRows, cipher: DocumentCipher?) throws(RewindError) -> [LogEntry] {
-        try decode(doc: doc, (0..<rows.count).lazy.map { rows[$0] }, count: rows.count, cipher: cipher)
+    /// How far the entries of a page chain to the entry before them in the
+    /// page, checked as they are decoded (`LogPageReader`'s `checksLinks`).
+    struct Links {
+        /// Entries `1..<linked` were checked against the entry before them (the first never is).
+        var linked = 0
+        /// Entry `linked` does not chain to the one before it (nil: not checked, or none).
+        var broken: RewindError?
+    }
+
+    /// The same, read in place from the result (a log page: no `String` per
+    /// cell); with `links`, each entry's hash is checked against the one
+    /// before it as it is made (checking them afterwards copied each entry
+    /// out of the page, retaining every one of its strings).
+    static func decode(doc: String, _ rows: ResultRows, cipher: DocumentCipher?, links: inout Links?) throws(RewindError) -> [LogEntry] {
+        try decode(doc: doc, (0..<rows.count).lazy.map { rows[$0] }, count: rows.count, cipher: cipher, links: &links)
     }
 
     private static func decode<Cells: LogCells>(doc: String, _ rows: some Sequence<Cells>, count: Int,
                                                 cipher: DocumentCipher?) throws(RewindError) -> [LogEntry] {
+        var links: Links?
+        return try decode(doc: doc, rows, count: count, cipher: cipher, links: &links)
+    }
+
+    private static func decode<Cells: LogCells>(doc: String, _ rows: some Sequence<Cells>, count: Int, cipher: DocumentCipher?,
+                                                links: inout Links?) throws(RewindError) -> [LogEntry] {
         var out: [LogEntry] = []
         out.reserveCapacity(count)
+        var linking = links != nil
+        var before: (seq: Int64, hash: [UInt8]) = (0, [])
+        /// Checks the entry just made (`k`th of the page) against the one before it; `expected`: its hash after a given one.
+        func link(_ seq: Int64, _ hash: [UInt8], expected: ([UInt8]) -> [UInt8], entry: () -> LogEntry) {
+            defer { before = (seq, hash) }
+            guard linking else { return }
+            if out.isEmpty { links!.linked = 1; return }
+            guard seq == before.seq + 1 else { linking = false; return }  // a gap: the caller names it
+            guard expected(before.hash) == hash else {
+                do throws(RewindError) { try DocumentLedger.checkChain(entry(), doc: doc, after: before.hash) } catch { links!.broken = error }
+                linking = false
+                return
+            }
+            links!.linked = out.count + 1
+        }
         for r in rows {
             guard let seq = r.int(0), let version = r.int(1), let entry = r.text(2), let id = r.text(3),
                   let user = r.int(4), let name = r.text(5), let client = r.text(6), let kind = r.text(7),
@@ -102,10 +135,12 @@ enum LogRows {
                     (ops, inverse, plainOps) = (try parseOps(plain.ops, doc: doc, version: version),
                                                 try parseOps(plain.inverse, doc: doc, version: version), plain.ops)
                 }
-                out.append(.event(Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
-                                        client: client, group: grp, kind: k, action: r.text(9), base: base, ops: ops, inverse: inverse,
-                                        refers: r.text(15), time: time, meta: meta, seq: seq, hash: hash,
-                                        stored: .init(ops: opsText, inverse: invText, meta: r.text(16), plainOps: plainOps))))
+                let event = Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
+                                  client: client, group: grp, kind: k, action: r.text(9), base: base, ops: ops, inverse: inverse,
+                                  refers: r.text(15), time: time, meta: meta, seq: seq, hash: hash,
+                                  stored: .init(ops: opsText, inverse: invText, meta: r.text(16), plainOps: plainOps))
+                link(seq, hash, expected: { event.chainHash(after: $0) }, entry: { .event(event) })
+                out.append(.event(event))
             } else {
                 guard let k = GroupMark.Kind(rawValue: kind) else { throw RewindError(.internal, "malformed mark \(seq) in \(doc)") }
                 var scope: Key?
@@ -123,13 +158,13 @@ enum LogRows {
                                      group: r.text(8), scope: scope, action: r.text(9), selection: selection, tx: r.text(10), time: time)
                 mark.hash = hash
                 mark.storedMeta = r.text(16)
+                link(seq, hash, expected: { mark.row(doc: doc).chained(after: $0) }, entry: { .mark(mark) })
                 out.append(.mark(mark))
             }
         }
         return out
     }
 
-    /// A row of `select`'s columns as `decode` reads it: text (`Rows`), or in place (`ResultRows`).
     /// `\x0123…` (bytea in text form) as bytes.
     static func bytea(_ s: String) -> [UInt8]? {
         guard s.hasPrefix("\\x") else { return nil }

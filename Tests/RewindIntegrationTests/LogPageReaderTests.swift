@@ -35,9 +35,12 @@ final class LogPageReaderTests: XCTestCase {
         try db.db.send(page)
         let asText = try LogRows.decode(doc: "d", try db.db.receive(), cipher: cipher)
         try db.db.send(page)
-        let inPlace = try LogRows.decode(doc: "d", try db.db.receiveRows(), cipher: cipher)
+        var links: LogRows.Links? = LogRows.Links()
+        let inPlace = try LogRows.decode(doc: "d", try db.db.receiveRows(), cipher: cipher, links: &links)
         XCTAssertEqual(asText.count, Int(head))
         XCTAssertEqual(inPlace, asText)
+        XCTAssertEqual(links?.linked, Int(head), "every entry chains to the one before it, checked as it was read")
+        XCTAssertNil(links?.broken)
         XCTAssertTrue(asText.contains { if case let .mark(m) = $0 { return m.kind == .clear }; return false })
         XCTAssertTrue(asText.contains { if case let .event(e) = $0 { return e.refers != nil && e.action == nil }; return false }, "an undo")
 
