@@ -272,7 +272,8 @@ public struct DocumentLedger: Sendable {
         guard e.version == version + 1, e.seq == 0 || e.seq == seq + 1 else {
             throw RewindError(.internal, "log of \(doc) jumps from version \(version) (entry \(seq)) to \(e.version) (entry \(e.seq))")
         }
-        let hash = try checkedHash(.event(e), verify: verify)
+        // A stored hash taken as it is without wrapping the event in a `LogEntry` (a copy of each of its strings).
+        let hash = !verify && !e.hash.isEmpty ? e.hash : try checkedHash(.event(e), verify: verify)
         do { try document.replay(e.ops) } catch {
             throw RewindError(.internal, "event \(e.version) of \(doc) does not apply: \(error.message)")
         }
@@ -381,6 +382,6 @@ public struct DocumentLedger: Sendable {
         }
         transactions[TxKey(user: e.userID, tx: Key(e.tx))] = TxRecord(version: e.version, digest: e.txDigest)
         if projectsUndoHistory { history.record(e) }
-        userNames[e.userID] = e.userName
+        if userNames[e.userID] != e.userName { userNames[e.userID] = e.userName }  // looked up, written only when it changed
     }
 }
