@@ -14,13 +14,8 @@ final class LogPageReaderTests: XCTestCase {
     /// an undo (refers, meta), marks with a scope and selection, text
     /// outside ASCII, and NULLs where a column may have them.
     func testAPageReadInPlaceDecodesAsTheSameRowsReadAsText() throws {
-        let db = try TestDatabase()
-        let server = try ServerProcess(database: db)
-        let t = try Terminal(port: server.port)
-        try t.hello("alice", db)
-        try t.request("create_doc", [("doc", "d")])
-        try t.request("open", [("doc", "d")])
-        try t.submit("d", tx: "seed", base: 0, [["op": "create", "node": "n", "parent": "root", "kind": "text", "text": ""]])
+        let (db, server, t) = try documentWithTextNode()
+        defer { withExtendedLifetime(server) {} }
         try t.request("begin_group", [("doc", "d"), ("action", "Schreiben ✍︎")])
         try t.submit("d", tx: "a", base: 1, [["op": "insert", "node": "n", "pos": 0, "text": "héllo 𝄞"]])
         try t.request("end_group", [("doc", "d")])
@@ -54,13 +49,8 @@ final class LogPageReaderTests: XCTestCase {
     }
 
     func testPagesAskedAheadHoldEveryEntryOnceInOrder() throws {
-        let db = try TestDatabase()
-        let server = try ServerProcess(database: db)
-        let t = try Terminal(port: server.port)
-        try t.hello("alice", db)
-        try t.request("create_doc", [("doc", "d")])
-        try t.request("open", [("doc", "d")])
-        try t.submit("d", tx: "seed", base: 0, [["op": "create", "node": "n", "parent": "root", "kind": "text", "text": ""]])
+        let (db, server, t) = try documentWithTextNode()
+        defer { withExtendedLifetime(server) {} }
         for i in 1..<23 { try t.submit("d", tx: "t\(i)", base: Int64(i), [["op": "insert", "node": "n", "pos": 0, "text": "x"]]) }
         try t.request("begin_group", [("doc", "d")])
         try t.submit("d", tx: "t23", base: 23, [["op": "insert", "node": "n", "pos": 0, "text": "y"]])
@@ -156,5 +146,17 @@ final class LogPageReaderTests: XCTestCase {
         } catch {
             return "\(error)"
         }
+    }
+
+    /// A server, alice's terminal with document `d` open, and a text node `n` in it (version 1).
+    private func documentWithTextNode() throws -> (TestDatabase, ServerProcess, Terminal) {
+        let db = try TestDatabase()
+        let server = try ServerProcess(database: db)
+        let t = try Terminal(port: server.port)
+        try t.hello("alice", db)
+        try t.request("create_doc", [("doc", "d")])
+        try t.request("open", [("doc", "d")])
+        try t.submit("d", tx: "seed", base: 0, [["op": "create", "node": "n", "parent": "root", "kind": "text", "text": ""]])
+        return (db, server, t)
     }
 }

@@ -52,6 +52,8 @@ extension UndoHistory {
             for k in so["redo"]?.arrayValue ?? [] { st.redo.append(try key(k)) }
             stacks[StackKey(user: user, scope: so["scope"]?.stringValue.map { Key($0) })] = st
         }
+        // Sized as `recordEdit` keeps the table (about a third full), so the first edit after a restore does not re-hash it.
+        groups.reserveCapacity(2 * ((o["groups"]?.arrayValue?.count ?? 0) + 1))
         for g in o["groups"]?.arrayValue ?? [] {
             guard let go = g.objectValue, let user = go["user"]?.intValue, let client = go["client"]?.stringValue,
                   let time = go["time"]?.intValue, let kinds = go["kinds"]?.intValue else { throw bad("group") }
