@@ -34,6 +34,22 @@ final class EncodingFastPathTests: XCTestCase {
         }
     }
 
+    /// A node's text is written from its scalars, never made a `String`:
+    /// byte for byte what the `String` of those scalars writes (escapes, and
+    /// UTF-8 of one to four bytes), for random texts.
+    func testTextWrittenFromItsScalarsIsTheStringsEncoding() throws {
+        var rng = SeededRandom(seed: 26)
+        let pieces: [Unicode.Scalar] = ["a", " ", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1f}", "\u{7f}", "\u{80}", "é", "\u{7ff}",
+                                        "\u{800}", "中", "\u{fffd}", "\u{ffff}", "\u{10000}", "😀", "\u{10ffff}"]
+        for n in 0..<3_000 {
+            let scalars = (0..<Int.random(in: 0...(n % 60), using: &rng)).map { _ in pieces.randomElement(using: &rng)! }
+            var fromScalars = JSONWriter(), fromString = JSONWriter()
+            fromScalars.write(scalars: scalars)
+            fromString.write(string: String(String.UnicodeScalarView(scalars)))
+            XCTAssertEqual(fromScalars.bytes, fromString.bytes, "\(scalars)")
+        }
+    }
+
     /// The writer as it was before the one-scan fast path.
     static func escapedOneByteAtATime(_ s: String) -> [UInt8] {
         var out: [UInt8] = [0x22]

@@ -27,7 +27,7 @@ extension Node {
             w.write(props[k]!)
         }
         w.write(raw: "},\"text\":" as StaticString)
-        w.write(string: textString)
+        w.write(scalars: text)
         w.write(raw: "}" as StaticString)
     }
 }

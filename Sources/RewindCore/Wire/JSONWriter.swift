@@ -97,21 +97,55 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    private mutating func writeEscaped(_ utf8: String.UTF8View) {
-        for c in utf8 {
-            switch c {
-            case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(c)
-            case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(c)
-            case 0x0A: raw("\\n")
-            case 0x0D: raw("\\r")
-            case 0x09: raw("\\t")
-            case 0..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                raw("\\u00")
-                bytes.append(hex[Int(c >> 4)])
-                bytes.append(hex[Int(c & 0xF)])
-            default: bytes.append(c)
+    /// A string given as its scalars (a node's text), as `write(string:)`
+    /// writes the `String` made of them, byte for byte, without making it:
+    /// appending scalars to a `String` one by one was a quarter of a scrub
+    /// step (perf).
+    public mutating func write(scalars: [Unicode.Scalar]) {
+        bytes.append(UInt8(ascii: "\""))
+        bytes.reserveCapacity(bytes.count + scalars.count + 1)
+        for s in scalars {
+            let v = s.value
+            if v < 0x80 {
+                let c = UInt8(v)
+                switch c {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0..<0x20: writeEscaped(c)
+                default: bytes.append(c)
+                }
+            } else if v < 0x800 {
+                bytes.append(0xC0 | UInt8(v >> 6))
+                bytes.append(0x80 | UInt8(v & 0x3F))
+            } else if v < 0x10000 {
+                bytes.append(0xE0 | UInt8(v >> 12))
+                bytes.append(0x80 | UInt8((v >> 6) & 0x3F))
+                bytes.append(0x80 | UInt8(v & 0x3F))
+            } else {
+                bytes.append(0xF0 | UInt8(v >> 18))
+                bytes.append(0x80 | UInt8((v >> 12) & 0x3F))
+                bytes.append(0x80 | UInt8((v >> 6) & 0x3F))
+                bytes.append(0x80 | UInt8(v & 0x3F))
             }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscaped(_ utf8: String.UTF8View) {
+        for c in utf8 { writeEscaped(c) }
+    }
+
+    private mutating func writeEscaped(_ c: UInt8) {
+        switch c {
+        case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(c)
+        case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(c)
+        case 0x0A: raw("\\n")
+        case 0x0D: raw("\\r")
+        case 0x09: raw("\\t")
+        case 0..<0x20:
+            func hex(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
+            raw("\\u00")
+            bytes.append(hex(c >> 4))
+            bytes.append(hex(c & 0xF))
+        default: bytes.append(c)
         }
     }
 }
