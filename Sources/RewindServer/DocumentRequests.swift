@@ -233,12 +233,11 @@ enum UUID {
             b[6] = b[6] & 0x0F | 0x40
             b[8] = b[8] & 0x3F | 0x80
             return String(unsafeUninitializedCapacity: 36) { out in
-                func digit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
                 var at = 0
                 for i in 0..<16 {
                     if i == 4 || i == 6 || i == 8 || i == 10 { out[at] = UInt8(ascii: "-"); at += 1 }
-                    out[at] = digit(b[i] >> 4)
-                    out[at + 1] = digit(b[i] & 0xF)
+                    out[at] = Hex.digit(b[i] >> 4)
+                    out[at + 1] = Hex.digit(b[i] & 0xF)
                     at += 2
                 }
                 return at

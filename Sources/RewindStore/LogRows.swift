@@ -116,7 +116,8 @@ enum LogRows {
                       let base = r.int(12), let opsText = r.text(13), let invText = r.text(14)
                 else { throw RewindError(.internal, "malformed event \(version) in \(doc)") }
                 var meta = EventMeta()
-                if let m = r.text(16) {
+                let metaText = r.text(16)
+                if let m = metaText {
                     do { meta = try EventMeta.parse(try JSONParser.parse(m, maxDepth: 8)) } catch {
                         throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
                     }
@@ -138,14 +139,15 @@ enum LogRows {
                 let event = Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
                                   client: client, group: grp, kind: k, action: r.text(9), base: base, ops: ops, inverse: inverse,
                                   refers: r.text(15), time: time, meta: meta, seq: seq, hash: hash,
-                                  stored: .init(ops: opsText, inverse: invText, meta: r.text(16), plainOps: plainOps))
+                                  stored: .init(ops: opsText, inverse: invText, meta: metaText, plainOps: plainOps))
                 link(seq, hash, expected: { event.chainHash(after: $0) }, entry: { .event(event) })
                 out.append(.event(event))
             } else {
                 guard let k = GroupMark.Kind(rawValue: kind) else { throw RewindError(.internal, "malformed mark \(seq) in \(doc)") }
                 var scope: Key?
                 var selection: Selection?
-                if let m = r.text(16) {
+                let metaText = r.text(16)
+                if let m = metaText {
                     do {
                         let o = try JSONParser.parse(m, maxDepth: 8).objectValue
                         scope = o?["scope"]?.stringValue.map { Key($0) }
@@ -157,7 +159,7 @@ enum LogRows {
                 var mark = GroupMark(n: seq - version, afterVersion: version, id: id, userID: user, client: client, kind: k,
                                      group: r.text(8), scope: scope, action: r.text(9), selection: selection, tx: r.text(10), time: time)
                 mark.hash = hash
-                mark.storedMeta = r.text(16)
+                mark.storedMeta = metaText
                 link(seq, hash, expected: { mark.row(doc: doc).chained(after: $0) }, entry: { .mark(mark) })
                 out.append(.mark(mark))
             }

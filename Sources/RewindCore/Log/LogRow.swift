@@ -215,10 +215,12 @@ extension LogEntry {
 
 /// Hex, as operators read hashes (`rewind admin anchors`).
 public enum Hex {
+    /// The lowercase hex digit of `v` (0–15), as a UTF-8 byte.
+    public static func digit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
+
     public static func string(_ bytes: [UInt8]) -> String {
         // Written into the string's own storage: no array of digits or of output (a fingerprint per commit).
         String(unsafeUninitializedCapacity: bytes.count * 2) { out in
-            func digit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
             for (k, b) in bytes.enumerated() {
                 out[2 * k] = digit(b >> 4)
                 out[2 * k + 1] = digit(b & 0xF)

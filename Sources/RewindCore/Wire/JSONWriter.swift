@@ -141,10 +141,9 @@ public struct JSONWriter {
         case 0x0D: raw("\\r")
         case 0x09: raw("\\t")
         case 0..<0x20:
-            func hex(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
             raw("\\u00")
-            bytes.append(hex(c >> 4))
-            bytes.append(hex(c & 0xF))
+            bytes.append(Hex.digit(c >> 4))
+            bytes.append(Hex.digit(c & 0xF))
         default: bytes.append(c)
         }
     }

@@ -56,18 +56,7 @@ public final class Database {
 
     /// The rows of the statement `send` sent (its error, if it failed).
     public func receive() throws(RewindError) -> Rows {
-        var outcome: Result<Rows, RewindError> = .failure(.storage("no result: \(PQ.string(PQerrorMessage(conn)).trimmingSpace)"))
-        while let r = PQgetResult(conn) {
-            defer { PQclear(r) }
-            switch PQresultStatus(r) {
-            case PGRES_TUPLES_OK, PGRES_COMMAND_OK: outcome = .success(PQ.rows(r))
-            default:
-                let f = PQ.failure(r, conn: conn)
-                outcome = .failure(PQstatus(conn) != CONNECTION_OK ? .storage(f.message)
-                    : RewindError(.internal, "SQL failed: \(f)", details: ["sqlstate": .string(f.sqlstate)]))
-            }
-        }
-        return try outcome.get()
+        try receiveRows().text
     }
 
     /// `receive`, with the rows read in place (`ResultRows`).

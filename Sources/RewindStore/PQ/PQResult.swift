@@ -30,6 +30,9 @@ final class ResultRows: @unchecked Sendable {  // read-only after init; handed f
 
     subscript(row: Int) -> Row { Row(result: result, row: Int32(row)) }
 
+    /// Every cell as text (`Rows`).
+    var text: Rows { PQ.rows(result) }
+
     struct Row {
         fileprivate let result: OpaquePointer
         fileprivate let row: Int32
