@@ -29,8 +29,12 @@ let package = Package(
         // libcrypto, which libpq links already; a call costs a fraction of swift-crypto's.
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
-        // Pure, deterministic core: no I/O (swift-crypto for SHA-256 and HMAC, OpenSSL for AES-GCM).
-        .target(name: "RewindCore", dependencies: [.product(name: "Crypto", package: "swift-crypto"), "COpenSSL"]),
+        // LZ4 block compression of snapshots before they are sealed (sealed text does not
+        // compress, so PostgreSQL's own compression of large values cannot help them).
+        .systemLibrary(name: "CLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
+
+        // Pure, deterministic core: no I/O (swift-crypto for SHA-256 and HMAC, OpenSSL for AES-GCM, LZ4).
+        .target(name: "RewindCore", dependencies: [.product(name: "Crypto", package: "swift-crypto"), "COpenSSL", "CLZ4"]),
 
         // A client of the protocol for apps (and `rewind connect`): the core and POSIX sockets, nothing else.
         .target(name: "RewindClient", dependencies: ["RewindCore"]),

@@ -420,8 +420,8 @@ final class DocumentRuntime {
         let (doc, store, cipher) = (id, store, committed.cipher)
         BackgroundWork.run(on: loop, {
             let plain = JSONWriter.string(ledger.snapshotJSON)
-            let text = cipher.map { $0.seal(plain, .snapshot) } ?? plain
-            return (text, SHA256.hash(Array(text.utf8)))
+            var text = cipher.map { $0.sealSnapshot(plain) } ?? plain
+            return (text, text.withUTF8 { SHA256.hash(UnsafeRawBufferPointer($0)) })
         }) { snapshot in
             store.saveSnapshot(doc: doc, version: ledger.version, seq: ledger.seq, hash: ledger.headHash,
                                text: snapshot.0, digest: snapshot.1)

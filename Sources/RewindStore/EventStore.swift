@@ -396,10 +396,10 @@ public final class EventStore {
                 guard let seq = rows.int(0, 0), let hash = rows[0, 1].flatMap(LogRows.bytea), let digest = rows[0, 2].flatMap(LogRows.bytea),
                       let text = rows[0, 3]
                 else { return .failure(RewindError(.internal, "malformed snapshot row of \(doc)")) }
-                guard SHA256.hash(Array(text.utf8)) == digest else {
+                guard LogRows.matches(text, digest: digest) else {
                     return .failure(RewindError(.internal, "snapshot of \(doc) at \(seq) does not match its digest (changed after it was stored)"))
                 }
-                do { return .success(Snapshot(seq: seq, hash: hash, state: try JSONParser.parse(try LogRows.openSnapshot(text, doc: doc, cipher: self.keys.cached(doc)), maxDepth: 256))) } catch {
+                do { return .success(Snapshot(seq: seq, hash: hash, state: try JSONParser.parse(try LogRows.openSnapshotBytes(text, doc: doc, cipher: self.keys.cached(doc)), maxDepth: 256))) } catch {
                     return .failure(RewindError(.internal, "snapshot of \(doc) at \(seq) does not parse: \(error)"))
                 }
             })

@@ -173,11 +173,24 @@ enum LogRows {
         return Hex.bytes(s, from: 2)
     }
 
+    /// The same as bytes, for a reader that needs no String of them.
+    static func openSnapshotBytes(_ stored: String, doc: String, cipher: DocumentCipher?) throws(RewindError) -> [UInt8] {
+        guard DocumentCipher.isSealed(stored) else { return Array(stored.utf8) }
+        guard let cipher else { throw DocumentCipher.contentWithoutKey(doc) }
+        return try cipher.openSnapshotBytes(stored)
+    }
+
+    /// Whether a snapshot's stored text is the one its digest was taken of (hashed in place).
+    static func matches(_ stored: String, digest: [UInt8]) -> Bool {
+        var stored = stored
+        return stored.withUTF8 { SHA256.hash(UnsafeRawBufferPointer($0)) } == digest
+    }
+
     /// A snapshot's stored text as plain JSON text (opened when sealed).
     static func openSnapshot(_ stored: String, doc: String, cipher: DocumentCipher?) throws(RewindError) -> String {
         guard DocumentCipher.isSealed(stored) else { return stored }
         guard let cipher else { throw DocumentCipher.contentWithoutKey(doc) }
-        return try cipher.open(stored, .snapshot)
+        return String(decoding: try cipher.openSnapshotBytes(stored), as: UTF8.self)
     }
 
     private static func parseOps(_ bytes: UnsafeBufferPointer<UInt8>, doc: String, version: Int64) throws(RewindError) -> [Op] {

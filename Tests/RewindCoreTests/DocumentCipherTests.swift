@@ -20,6 +20,15 @@ final class DocumentCipherTests: XCTestCase {
         XCTAssertEqual(Base64.encode(Array("th".utf8)), "dGg=")
         XCTAssertEqual(Base64.decode("dGg="), Array("th".utf8))
         for bad in ["dGh=", "dG=g", "d===", "dGg", "dG g", "=Ggg", "dGg=dGg="] { XCTAssertNil(Base64.decode(bad), bad) }
+        // Anywhere in a long text (the quads before the last go a faster way), any byte outside the alphabet is refused.
+        let long = Base64.encode((0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        for at in [0, 1, 2, 3, 4, 5, 6, 7, 150, 203, long.utf8.count - 5] {
+            for bad: UInt8 in [0x20, UInt8(ascii: "="), UInt8(ascii: "-"), 0x80, 0xFF, 0] {
+                var b = Array(long.utf8)
+                b[at] = bad
+                XCTAssertNil(b.withUnsafeBufferPointer { Base64.decode($0) }, "byte \(bad) at \(at)")
+            }
+        }
     }
 
     func testSealedTextOpensToWhatWasSealedAndShowsNoneOfIt() throws {
@@ -99,6 +108,35 @@ final class DocumentCipherTests: XCTestCase {
 
     /// Keyed fingerprints: equal for equal content under one key, different
     /// under another, and not the unkeyed FNV the log held before.
+    /// Snapshots are compressed before they are sealed: they open to the
+    /// same text, and snapshots sealed as plain text (before compression, or
+    /// text that would not shrink) still open.
+    func testSnapshotsAreCompressedAndOpenToTheirTextAsOldOnesStillDo() throws {
+        let c = DocumentCipher(doc: "d", keyID: "k1", key: key)
+        var rng = SeededRandom(seed: 4242)
+        var texts = [#"{"version":1}"#, "{" + String(repeating: #""node":"a","text":"bcd","#, count: 5_000) + "}"]
+        for n in [1, 7, 100, 4_096, 70_000] {
+            // Random letters (little to gain) and repeated words (much), non-ASCII included.
+            texts.append(String((0..<n).map { _ in Character(Unicode.Scalar(UInt8.random(in: 33...126, using: &rng))) }))
+            texts.append((0..<n / 5 + 1).map { _ in ["héllo", "中文", "😀", "\"q\""].randomElement(using: &rng)! }.joined())
+        }
+        for text in texts {
+            let sealed = c.sealSnapshot(text)
+            XCTAssertTrue(DocumentCipher.isSealed(sealed))
+            XCTAssertEqual(try c.openSnapshotBytes(sealed), Array(text.utf8), "\(text.prefix(40))…")
+            XCTAssertEqual(try c.openSnapshotBytes(c.seal(text, .snapshot)), Array(text.utf8), "sealed plain, as before")
+            XCTAssertThrowsError(try DocumentCipher(doc: "e", keyID: "k1", key: key).openSnapshotBytes(sealed), "another document")
+        }
+        let big = texts[1]
+        XCTAssertLessThan(c.sealSnapshot(big).utf8.count * 5, c.seal(big, .snapshot).utf8.count, "repetitive JSON shrinks")
+        // The block is refused unless it holds exactly the length stated.
+        let bytes = Array(big.utf8)
+        let block = try XCTUnwrap(bytes.withUnsafeBytes { LZ4.compress($0) })
+        XCTAssertEqual(block.withUnsafeBytes { LZ4.decompress($0, count: bytes.count) }, bytes)
+        for wrong in [bytes.count - 1, bytes.count + 1, 1, 0] { XCTAssertNil(block.withUnsafeBytes { LZ4.decompress($0, count: wrong) }, "\(wrong)") }
+        XCTAssertNil(Array(block.dropLast()).withUnsafeBytes { LZ4.decompress($0, count: bytes.count) }, "cut short")
+    }
+
     func testFingerprintsAreKeyed() {
         let a = DocumentCipher(doc: "d", keyID: "k1", key: key), b = DocumentCipher(doc: "d", keyID: "k2", key: Array(key.reversed()))
         let content = Array("{\"ops\":[]}".utf8)

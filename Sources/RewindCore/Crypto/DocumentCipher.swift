@@ -84,6 +84,39 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
         String(decoding: try openBytes(stored, field), as: UTF8.self)
     }
 
+    /// A snapshot's JSON text, compressed (`LZ4`) and sealed. The sealed bytes
+    /// are `0x01`, the text's length (4 bytes, little-endian) and the LZ4
+    /// block; JSON text never starts with `0x01`, so snapshots sealed as plain
+    /// text (before compression, or when it would not shrink) open as before.
+    public func sealSnapshot(_ json: String) -> String {
+        var json = json
+        return json.withUTF8 { text in
+            let raw = UnsafeRawBufferPointer(text)
+            guard text.count <= Self.maxSnapshotBytes, let block = LZ4.compress(raw) else { return seal(raw, .snapshot) }
+            var plain: [UInt8] = [Self.compressedSnapshot]
+            plain.reserveCapacity(5 + block.count)
+            withUnsafeBytes(of: UInt32(text.count).littleEndian) { plain += $0 }
+            plain += block
+            return plain.withUnsafeBytes { seal($0, .snapshot) }
+        }
+    }
+
+    /// A snapshot's JSON text as bytes, from what `sealSnapshot` (or `seal(_, .snapshot)`) stored.
+    public func openSnapshotBytes(_ stored: String) throws(RewindError) -> [UInt8] {
+        let plain = try openBytes(stored, .snapshot)
+        guard plain.first == Self.compressedSnapshot else { return plain }
+        guard plain.count > 5 else { throw RewindError(.internal, "a compressed snapshot of \(doc) is cut short") }
+        let count = Int(plain[1]) | Int(plain[2]) << 8 | Int(plain[3]) << 16 | Int(plain[4]) << 24
+        let text = count <= Self.maxSnapshotBytes ? plain.withUnsafeBytes { LZ4.decompress(UnsafeRawBufferPointer(rebasing: $0[5...]), count: count) } : nil
+        guard let text else { throw RewindError(.internal, "a compressed snapshot of \(doc) does not decompress to its \(count) bytes") }
+        return text
+    }
+
+    /// The first sealed byte of a compressed snapshot.
+    static let compressedSnapshot: UInt8 = 0x01
+    /// Snapshots larger than this are sealed uncompressed (a length must fit in 4 bytes, and LZ4 takes up to ~2 GB).
+    static let maxSnapshotBytes = 1 << 30
+
     /// An event's ops and inverse (JSON text each), sealed as one.
     public func sealEntry(ops: String, inverse: String) -> String {
         var plain: [UInt8] = []

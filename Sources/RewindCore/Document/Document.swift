@@ -126,6 +126,13 @@ public struct Document: Sendable, Equatable {
         guard self.nodes[Document.rootID] != nil else { throw RewindError(.internal, "document snapshot has no root") }
     }
 
+    /// A document of nodes read whole (`readState`), with their sizes summed.
+    init(reading nodes: [Key: Node], textScalars: Int, propBytes: Int) {
+        self.nodes = nodes
+        self.textScalars = textScalars
+        self.propBytes = propBytes
+    }
+
     /// `{"nodes": {...}}`, nodes in byte order of their ids: identical for identical documents.
     public var json: JSON {
         .obj([("nodes", .object(JSONObject(nodes.keys.sorted().map { (key: $0.string, value: nodes[$0]!.json) })))])

@@ -29,6 +29,24 @@ extension DocumentLedger {
         return (v, try Document(json: d))
     }
 
+    /// The same from a snapshot's text, which the store has read and opened.
+    /// Written by `snapshotJSON` through `JSONWriter`, it starts with the
+    /// version and the document: those are read in place (`Document.readState`)
+    /// and the rest — the history, most of the text — is not looked at. A text
+    /// in any other form is parsed whole, as `snapshotDocument(_:)` reads it.
+    public static func snapshotDocument(text: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(RewindError) -> (version: Int64, document: Document) {
+        var r = JSONParser(reading: text, maxDepth: maxDepth)
+        if r.take("{\"version\":"), let v = try? r.readInt(), r.take(",\"seq\":"), (try? r.readInt()) != nil,
+           r.take(",\"hash\":"), (try? r.readString()) != nil, r.take(",\"document\":"),
+           let d = try? Document.readState(&r, depth: 2, maxDepth: maxDepth), r.take(",")
+        {
+            return (v, d)
+        }
+        let json: JSON
+        do { json = try JSONParser.parse(text, maxDepth: maxDepth) } catch { throw RewindError(.internal, "snapshot does not parse: \(error.message)") }
+        return try snapshotDocument(json)
+    }
+
     /// Drops undo bookkeeping no group can reach any more (see `UndoHistory.compact`).
     public mutating func compactHistory() { history.compact(head: version) }
 

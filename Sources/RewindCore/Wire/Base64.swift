@@ -12,6 +12,16 @@ public enum Base64 {
         return t
     }()
 
+    /// The same values shifted to their place in a quad's 24 bits, a table
+    /// per place (4 × 256); 2^24 for anything else, "=" included.
+    private static let shifted: [UInt32] = {
+        var t = [UInt32](repeating: 1 << 24, count: 1024)
+        for (i, c) in alphabet.enumerated() {
+            for place in 0..<4 { t[place * 256 + Int(c)] = UInt32(i) << (18 - 6 * place) }
+        }
+        return t
+    }()
+
     public static func encode(_ bytes: [UInt8]) -> String {
         String(unsafeUninitializedCapacity: encodedCount(bytes.count)) { encode(bytes, into: $0) }
     }
@@ -58,8 +68,21 @@ public enum Base64 {
         let n = u.count / 4 * 3 - pad
         var ok = true
         let out = [UInt8](unsafeUninitializedCapacity: n + 2) { out, count in
-            values.withUnsafeBufferPointer { t in
-                var i = 0, o = 0
+            var i = 0, o = 0
+            // Every quad but the last (the only one that may hold padding):
+            // one lookup a character, one check a quad.
+            shifted.withUnsafeBufferPointer { q in
+                while i + 4 < u.count {
+                    let v = q[Int(u[i])] | q[256 + Int(u[i + 1])] | q[512 + Int(u[i + 2])] | q[768 + Int(u[i + 3])]
+                    if v > 0xFF_FFFF { ok = false; break }
+                    out[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    out[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    out[o + 2] = UInt8(truncatingIfNeeded: v)
+                    i += 4
+                    o += 3
+                }
+            }
+            if ok { values.withUnsafeBufferPointer { t in
                 while i < u.count {
                     let a = t[Int(u[i])], b = t[Int(u[i + 1])], c = t[Int(u[i + 2])], d = t[Int(u[i + 3])]
                     let last = i + 4 == u.count
@@ -76,7 +99,7 @@ public enum Base64 {
                     i += 4
                     o += 3
                 }
-            }
+            } }
             count = ok ? n : 0
         }
         return ok ? out : nil

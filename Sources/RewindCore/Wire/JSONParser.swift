@@ -289,6 +289,22 @@ extension JSONParser {
         return try string()
     }
 
+    /// A string here as Unicode scalars (what `Array(readString()!.unicodeScalars)`
+    /// gives), or nil (nothing read) if there is none. ASCII without escapes,
+    /// most text, goes byte by byte with no String in between.
+    mutating func readScalars() throws(Failure) -> [Unicode.Scalar]? {
+        guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
+        var end = i + 1
+        while end < b.count, b[end] >= 0x20, b[end] < 0x80, b[end] != UInt8(ascii: "\""), b[end] != UInt8(ascii: "\\") { end += 1 }
+        guard end < b.count, b[end] == UInt8(ascii: "\"") else { return Array(try string().unicodeScalars) }
+        let start = i + 1
+        i = end + 1
+        return [Unicode.Scalar](unsafeUninitializedCapacity: end - start) { out, n in
+            for k in start..<end { out[k - start] = Unicode.Scalar(b[k]) }
+            n = end - start
+        }
+    }
+
     /// An integer here, or nil (nothing read) if there is no number or it is not an integer.
     mutating func readInt() throws(Failure) -> Int64? {
         guard i < b.count, b[i] == UInt8(ascii: "-") || (b[i] >= UInt8(ascii: "0") && b[i] <= UInt8(ascii: "9")) else { return nil }
