@@ -305,6 +305,36 @@ public final class EventStore {
         entries(LogRows.range(doc: doc, afterSeq: afterSeq, toSeq: toSeq, limit: limit), doc: doc, done)
     }
 
+    /// The same, put through `then` (checks, what the caller makes of them),
+    /// all on the loop's thread pool when there are more than
+    /// `EventStore.decodedOnLoop` entries: an old undo group's read is ~100,000
+    /// entries, a second of opening, parsing and hashing that held up every
+    /// terminal of the server. The rows and entries are let go there too.
+    public func entriesOffLoop<T: Sendable>(doc: String, afterSeq: Int64, toSeq: Int64, limit: Int,
+                                            then: @escaping @Sendable ([LogEntry]) throws(RewindError) -> T,
+                                            _ done: @escaping (Result<T, RewindError>) -> Void)
+    {
+        let statement = LogRows.range(doc: doc, afterSeq: afterSeq, toSeq: toSeq, limit: limit)
+        guard limit > Self.decodedOnLoop else {
+            return entries(statement, doc: doc) { result in done(result.flatMap { e in Result { () throws(RewindError) in try then(e) } }) }
+        }
+        query(statement) { [clock, keys] result in
+            let rows: Rows
+            switch result {
+            case let .failure(e): return done(.failure(e))
+            case let .success(r): rows = r
+            }
+            let cipher = keys.cached(doc), held = Handoff(rows)
+            BackgroundWork.run(on: clock, {
+                Result { () throws(RewindError) in try then(try LogRows.decode(doc: doc, held.take(), cipher: cipher)) }
+            }, done: done)
+        }
+    }
+
+    /// Entries a read decodes on the loop itself: about half a millisecond of
+    /// work; more goes to the pool, whose hand-off costs tens of microseconds.
+    public static let decodedOnLoop = 128
+
     /// Entries of `doc` with `afterSeq < seq <= toSeq` as stored (nothing
     /// parsed: for checking the hash chain), in order, at most `limit`.
     public func storedRows(doc: String, afterSeq: Int64, toSeq: Int64, limit: Int, _ done: @escaping (Result<[LogRow], RewindError>) -> Void) {

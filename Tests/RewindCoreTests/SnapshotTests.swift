@@ -167,7 +167,14 @@ final class SnapshotTests: XCTestCase {
         try wideFirst.restoreOlderLog(events(12...(base - 1)))
         try narrowFirst.restoreOlderLog(events(12...(base - 1)))
         try narrowFirst.restoreOlderLog(events(1...(base - 1)))
-        for other in [wideFirst, narrowFirst] {
+        // Made ready once for both of a document's ledgers, off the loop, as the server does: the same.
+        // One ledger had a narrower read land meanwhile, so the part made for `base` is built again for it.
+        let ready = UndoHistory.OlderLog(events(1...(base - 1)), levels: restored.history.levels, below: base)
+        var prepared = restored, preparedAfterNarrow = restored
+        try prepared.restoreOlderLog(ready)
+        try preparedAfterNarrow.restoreOlderLog(events(12...(base - 1)))
+        try preparedAfterNarrow.restoreOlderLog(ready)
+        for other in [wideFirst, narrowFirst, prepared, preparedAfterNarrow] {
             XCTAssertEqual(other.history.logBase, 1)
             XCTAssertEqual(other.history.log.map(\.version), once.history.log.map(\.version))
             XCTAssertEqual(other.history.touches, once.history.touches)

@@ -125,6 +125,11 @@ extension DocumentLedger {
         try history.restoreOlderLog(events)
     }
 
+    /// The same, made ready once for both of a document's ledgers (`UndoHistory.OlderLog`).
+    public mutating func restoreOlderLog(_ older: UndoHistory.OlderLog) throws(RewindError) {
+        try history.restoreOlderLog(older)
+    }
+
     /// The selection before the group (for undo) or after it (for redo), as
     /// the terminal had it — moved only through the text edits *others* made
     /// in its node since, never through the group's own edits or its earlier

@@ -135,16 +135,38 @@ extension UndoHistory {
     /// reverted ones now put back: they are indexed again, so that the touch
     /// index is the one the live history built.
     public mutating func restoreOlderLog(_ events: [Event]) throws(RewindError) {
-        let older = events.filter { $0.version < logBase }
-        guard let first = older.first else { return }
-        for (i, e) in older.enumerated() where e.version != first.version + Int64(i) || (i == older.count - 1 && e.version != logBase - 1) {
-            throw RewindError(.internal, "older log: expected versions \(first.version)…\(logBase - 1), got \(e.version) at \(i)")
+        try restoreOlderLog(OlderLog(events, levels: levels, below: logBase))
+    }
+
+    /// Older events made ready to put back: their log entries and touch index
+    /// built once (off the loop, for both ledgers of a document), for a
+    /// history whose log starts at `below`. Restoring it into a history
+    /// whose log starts elsewhere (another read put some back meanwhile)
+    /// builds the part again from `events`.
+    public struct OlderLog: Sendable {
+        let events: [Event]
+        let below: Int64
+        let part: UndoHistory
+
+        public init(_ events: [Event], levels: Int, below: Int64) {
+            self.events = events
+            self.below = below
+            var part = UndoHistory(levels: levels)
+            for e in events where e.version < below { part.restoreLog(e) }
+            self.part = part
         }
-        var part = UndoHistory(levels: levels)
-        for e in older { part.restoreLog(e) }
+    }
+
+    public mutating func restoreOlderLog(_ older: OlderLog) throws(RewindError) {
+        guard older.below == logBase else { return try restoreOlderLog(OlderLog(older.events, levels: levels, below: logBase)) }
+        let part = older.part
+        guard let firstEntry = part.log.first else { return }
+        for (i, e) in part.log.enumerated() where e.version != firstEntry.version + Int64(i) || (i == part.log.count - 1 && e.version != logBase - 1) {
+            throw RewindError(.internal, "older log: expected versions \(firstEntry.version)…\(logBase - 1), got \(e.version) at \(i)")
+        }
         let heldFrom = logBase
         log = part.log + log
-        logBase = first.version
+        logBase = firstEntry.version
         for (k, versions) in part.touches { touches[k] = versions + (touches[k] ?? []) }
         for entry in log[Int(heldFrom - logBase)...] where entry.reverted.contains(where: { $0 < heldFrom }) {
             for k in nodes(of: entry) {
