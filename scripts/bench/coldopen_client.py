@@ -14,11 +14,15 @@ of each since the restart).
 
 `undo PORT TOKENS DOC`: the owner undoes their old group and redoes it,
 timing each (the first undo reads the group's part of the log back).
+Meanwhile the other user's terminal sends `ping` after `ping` (2 ms apart):
+the longest wait of one of them during the first undo is what that read
+costs everyone else on the server.
 
 `report FILE`: percentiles of the `DOC ms` lines collected over restarts.
 """
 import json
 import sys
+import threading
 import time
 
 from bench_terminal import Terminal, history_op
@@ -77,12 +81,28 @@ def open_docs(port, tokens, docs):
 def undo(port, tokens, doc):
     t = Terminal(port, tokens[0], "measure")
     r, open_ms = timed(t, "open", doc=doc)
+    other, pings, stop = Terminal(port, tokens[1], "pinger"), [], threading.Event()
+
+    def ping():
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            other.request("ping")
+            pings.append((t0, (time.perf_counter() - t0) * 1e3))
+            time.sleep(0.002)
+    pinger = threading.Thread(target=ping)
+    pinger.start()
+    time.sleep(0.1)
+    started = time.perf_counter()
     r, undo_ms = timed(t, "undo", doc=doc)
+    stop.set()
+    pinger.join()
+    during = [ms for (at, ms) in pings if at >= started - 0.01]
     _, redo_ms = timed(t, "redo", doc=doc)
     _, undo2_ms = timed(t, "undo", doc=doc)
     _, redo2_ms = timed(t, "redo", doc=doc)
     print(f"old group, after a restart: open {open_ms:.2f} ms, first undo {undo_ms:.2f} ms (reads the log back to the group), "
           f"redo {redo_ms:.2f} ms, undo again {undo2_ms:.2f} ms, redo again {redo2_ms:.2f} ms; undid version {r.get('version')}")
+    print(f"another user's pings during that first undo: {len(during)}, longest {max(during, default=0):.2f} ms")
 
 
 def pct(xs, p):
