@@ -48,6 +48,7 @@ $$;
 
 CREATE FUNCTION public.rewind_log_check() RETURNS trigger
     LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
     AS $$
 DECLARE
     bad text;
@@ -56,7 +57,8 @@ BEGIN
         SELECT o.*, CASE WHEN o.prev_seq IS NULL AND o.seq > 1
                          THEN (SELECT p.version FROM log p WHERE p.doc = o.doc AND p.seq = o.seq - 1) END AS stored_version
         FROM (SELECT doc, seq, version, entry, lag(seq) OVER w AS prev_seq, lag(version) OVER w AS prev_version
-              FROM new_rows WINDOW w AS (PARTITION BY doc ORDER BY seq)) o) n
+              FROM new_rows WINDOW w AS (PARTITION BY doc ORDER BY seq)) o
+        OFFSET 0) n
     WHERE CASE WHEN n.prev_seq IS NULL
                THEN (n.seq > 1 AND n.stored_version IS NULL)
                     OR n.version <> coalesce(n.stored_version, 0) + (n.entry = 'event')::int
@@ -87,6 +89,7 @@ END $$;
 
 CREATE FUNCTION public.rewind_note_editors() RETURNS trigger
     LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
     AS $$
 DECLARE
     r record;

@@ -13,6 +13,64 @@ final class PlanStabilityTests: XCTestCase {
 
     func testPreparedOnAYoungAnalyzedLog() throws { try check(youngDocuments: 50) }
 
+    /// The statement triggers' lookups (the entry before a document's first
+    /// new one; its `document_editors` row) are planned once per session, the
+    /// first time they fire: here on a young log, as on a new database. Once
+    /// the log has grown, an append through them must still probe by key —
+    /// no sequential scan of `log` or `document_editors` in its transaction
+    /// (planned on a young log, the checks read `document_editors` whole
+    /// into a hash, and — in the commit benchmark, auto_explain — the whole
+    /// log twice per document of every batch, until schema/015).
+    func testTheAppendTriggersProbeByKeyOnceTheLogHasGrown() throws {
+        let db = try TestDatabase()
+        let c = db.db
+        let zero = "decode(repeat('00', 32), 'hex')"
+        try c.query("INSERT INTO users (id, name) VALUES (1, 'planner') ON CONFLICT DO NOTHING")
+        try c.query("""
+            INSERT INTO documents (id, owner, seq, head, head_hash) VALUES
+              ('young', 1, 0, 0, \(zero)), ('busy', 1, 100000, 100000, \(zero))
+            """)
+        try c.query("SET session_replication_role = replica")
+        try c.query("""
+            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)
+            SELECT 'small' || g, 1, 1, 'event', gen_random_uuid(), 1, 'c', 'edit', 'g', 'tx' || g, 'd', 0, '[]', '[]', now(), \(zero)
+            FROM generate_series(1, 50) g
+            """)
+        try c.query("SET session_replication_role = DEFAULT")
+        try c.query("ANALYZE")
+        try c.query("PREPARE append AS " + LogRows.appendSQL)
+        func batch(_ doc: String, seq: Int64) -> String {
+            let one = "ARRAY['\(doc)']"
+            return "EXECUTE append(\(one), ARRAY[\(seq - 1)::bigint], ARRAY[\(zero)], ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY[\(zero)], "
+                + "\(one), ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY['event'], ARRAY[gen_random_uuid()], ARRAY[1::bigint], ARRAY['c'], "
+                + "ARRAY['edit'], ARRAY['g'], ARRAY[NULL::text], ARRAY['t\(seq)'], ARRAY['d'], ARRAY[\(seq - 1)::bigint], ARRAY['[]'], ARRAY['[]'], "
+                + "ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[0::bigint], ARRAY[\(zero)], ARRAY[false])"
+        }
+        // The triggers fire on the young log: their plans are made now and kept by this session.
+        XCTAssertEqual(try c.query(batch("young", seq: 1))[0, 1], "t", "the young document's entry is appended")
+        XCTAssertEqual(try db.eventCount("young"), 1)
+        try c.query("SET session_replication_role = replica")
+        try c.query("""
+            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)
+            SELECT 'busy', g, g, 'event', gen_random_uuid(), 1, 'c', 'edit', 'g', 'tx' || g, 'd', g - 1, '[]', '[]', now(), \(zero)
+            FROM generate_series(1, 100000) g
+            """)
+        try c.query("SET session_replication_role = DEFAULT")
+        try c.query("BEGIN")
+        XCTAssertEqual(try c.query(batch("busy", seq: 100_001))[0, 1], "t", "the busy document's entry is appended")
+        let scans = try c.query("""
+            SELECT relname, seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relname IN ('document_editors', 'log') ORDER BY relname
+            """)
+        try c.query("ROLLBACK")
+        XCTAssertEqual(scans.count, 2)
+        for i in 0..<scans.count {
+            XCTAssertEqual(scans[i, 1], "0", "\(scans[i, 0] ?? "?") was scanned whole by an append planned on a young log")
+        }
+        // The entry before the document's first new one, looked up once (it was twice: the lookup's copies in the WHERE clause).
+        XCTAssertEqual(scans[1, 0], "log")
+        XCTAssertEqual(scans[1, 2], "1", "index probes of log for one document's append")
+    }
+
     /// The plan is made once, on the first run (as a writer's prepared
     /// statement's generic plan is), then the log grows.
     private func check(youngDocuments: Int) throws {
