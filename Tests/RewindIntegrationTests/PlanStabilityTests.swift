@@ -24,38 +24,20 @@ final class PlanStabilityTests: XCTestCase {
     func testTheAppendTriggersProbeByKeyOnceTheLogHasGrown() throws {
         let db = try TestDatabase()
         let c = db.db
-        let zero = "decode(repeat('00', 32), 'hex')"
+        let zero = Self.zero
         try c.query("INSERT INTO users (id, name) VALUES (1, 'planner') ON CONFLICT DO NOTHING")
         try c.query("""
             INSERT INTO documents (id, owner, seq, head, head_hash) VALUES
               ('young', 1, 0, 0, \(zero)), ('busy', 1, 100000, 100000, \(zero))
             """)
-        try c.query("SET session_replication_role = replica")
-        try c.query("""
-            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)
-            SELECT 'small' || g, 1, 1, 'event', gen_random_uuid(), 1, 'c', 'edit', 'g', 'tx' || g, 'd', 0, '[]', '[]', now(), \(zero)
-            FROM generate_series(1, 50) g
-            """)
-        try c.query("SET session_replication_role = DEFAULT")
+        try Self.fill(c, smallDocuments: 50)
         try c.query("ANALYZE")
         try c.query("PREPARE append AS " + LogRows.appendSQL)
-        func batch(_ doc: String, seq: Int64) -> String {
-            let one = "ARRAY['\(doc)']"
-            return "EXECUTE append(\(one), ARRAY[\(seq - 1)::bigint], ARRAY[\(zero)], ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY[\(zero)], "
-                + "\(one), ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY['event'], ARRAY[gen_random_uuid()], ARRAY[1::bigint], ARRAY['c'], "
-                + "ARRAY['edit'], ARRAY['g'], ARRAY[NULL::text], ARRAY['t\(seq)'], ARRAY['d'], ARRAY[\(seq - 1)::bigint], ARRAY['[]'], ARRAY['[]'], "
-                + "ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[0::bigint], ARRAY[\(zero)], ARRAY[false])"
-        }
+        func batch(_ doc: String, seq: Int64) -> String { Self.execute(doc, seq: seq, tx: "t\(seq)", base: seq - 1, checkDuplicates: false) }
         // The triggers fire on the young log: their plans are made now and kept by this session.
         XCTAssertEqual(try c.query(batch("young", seq: 1))[0, 1], "t", "the young document's entry is appended")
         XCTAssertEqual(try db.eventCount("young"), 1)
-        try c.query("SET session_replication_role = replica")
-        try c.query("""
-            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)
-            SELECT 'busy', g, g, 'event', gen_random_uuid(), 1, 'c', 'edit', 'g', 'tx' || g, 'd', g - 1, '[]', '[]', now(), \(zero)
-            FROM generate_series(1, 100000) g
-            """)
-        try c.query("SET session_replication_role = DEFAULT")
+        try Self.fill(c, busyEntries: 100_000)
         try c.query("BEGIN")
         XCTAssertEqual(try c.query(batch("busy", seq: 100_001))[0, 1], "t", "the busy document's entry is appended")
         let scans = try c.query("""
@@ -76,37 +58,16 @@ final class PlanStabilityTests: XCTestCase {
     private func check(youngDocuments: Int) throws {
         let db = try TestDatabase()
         let c = db.db
-        let zero = "decode(repeat('00', 32), 'hex')"
-        func fill(_ sql: String) throws {
-            // Rows straight into the table, past the append path's triggers: only their number matters here.
-            try c.query("SET session_replication_role = replica")
-            try c.query(sql)
-            try c.query("SET session_replication_role = DEFAULT")
-        }
         // Small and analyzed: documents of one entry each.
-        if youngDocuments > 0 { try fill("""
-            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)
-            SELECT 'small' || g, 1, 1, 'event', gen_random_uuid(), 1, 'c', 'edit', 'g', 'tx' || g, 'd', 0, '[]', '[]', now(), \(zero)
-            FROM generate_series(1, \(youngDocuments)) g
-            """) }
+        if youngDocuments > 0 { try Self.fill(c, smallDocuments: youngDocuments) }
         try c.query("ANALYZE log")
         // Prepared and run once now; the plan made then is kept.
         try c.query("SET plan_cache_mode = force_generic_plan")
         try c.query("PREPARE append AS " + LogRows.appendSQL)
-        func batch(_ doc: String, seq: Int64) -> String {
-            let one = "ARRAY['\(doc)']"
-            return "EXECUTE append(\(one), ARRAY[\(seq - 1)::bigint], ARRAY[\(zero)], ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY[\(zero)], "
-                + "\(one), ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY['event'], ARRAY[gen_random_uuid()], ARRAY[1::bigint], ARRAY['c'], "
-                + "ARRAY['edit'], ARRAY['g'], ARRAY[NULL::text], ARRAY['again'], ARRAY['d'], ARRAY[0::bigint], ARRAY['[]'], ARRAY['[]'], "
-                + "ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[0::bigint], ARRAY[\(zero)], ARRAY[true])"
-        }
+        func batch(_ doc: String, seq: Int64) -> String { Self.execute(doc, seq: seq, tx: "again", base: 0, checkDuplicates: true) }
         try c.query(batch("nowhere", seq: 1))
         // Then one document grows long (as a busy one does).
-        try fill("""
-            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)
-            SELECT 'busy', g, g, 'event', gen_random_uuid(), 1, 'c', 'edit', 'g', 'tx' || g, 'd', g - 1, '[]', '[]', now(), \(zero)
-            FROM generate_series(1, 100000) g
-            """)
+        try Self.fill(c, busyEntries: 100_000)
         let plan = try XCTUnwrap(c.query("EXPLAIN (FORMAT JSON) " + batch("busy", seq: 100_001))[0, 0])
         var scans: [String] = []
         func visit(_ node: JSON) {
@@ -122,5 +83,36 @@ final class PlanStabilityTests: XCTestCase {
             XCTAssertTrue(s == "Index Scan log_event_tx" || s == "Index Scan log_mark_tx" || s == "Index Only Scan log_event_tx"
                           || s == "Index Only Scan log_mark_tx", "the log is read by \(s), not by the (doc, user_id, tx) index:\n\(plan)")
         }
+    }
+
+    private static let zero = "decode(repeat('00', 32), 'hex')"
+
+    /// One entry of `doc` at `seq` through the prepared append statement, as `EXECUTE`.
+    private static func execute(_ doc: String, seq: Int64, tx: String, base: Int64, checkDuplicates: Bool) -> String {
+        let one = "ARRAY['\(doc)']"
+        return "EXECUTE append(\(one), ARRAY[\(seq - 1)::bigint], ARRAY[\(zero)], ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY[\(zero)], "
+            + "\(one), ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY['event'], ARRAY[gen_random_uuid()], ARRAY[1::bigint], ARRAY['c'], "
+            + "ARRAY['edit'], ARRAY['g'], ARRAY[NULL::text], ARRAY['\(tx)'], ARRAY['d'], ARRAY[\(base)::bigint], ARRAY['[]'], ARRAY['[]'], "
+            + "ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[0::bigint], ARRAY[\(zero)], ARRAY[\(checkDuplicates)])"
+    }
+
+    /// Rows straight into `log`, past the append path's triggers (only their number matters here):
+    /// `smallDocuments` documents of one entry each, or one document `busy` of `busyEntries`.
+    private static func fill(_ c: Database, smallDocuments: Int = 0, busyEntries: Int = 0) throws {
+        try c.query("SET session_replication_role = replica")
+        let columns = "INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)"
+        if smallDocuments > 0 {
+            try c.query("""
+                \(columns) SELECT 'small' || g, 1, 1, 'event', gen_random_uuid(), 1, 'c', 'edit', 'g', 'tx' || g, 'd', 0, '[]', '[]', now(), \(zero)
+                FROM generate_series(1, \(smallDocuments)) g
+                """)
+        }
+        if busyEntries > 0 {
+            try c.query("""
+                \(columns) SELECT 'busy', g, g, 'event', gen_random_uuid(), 1, 'c', 'edit', 'g', 'tx' || g, 'd', g - 1, '[]', '[]', now(), \(zero)
+                FROM generate_series(1, \(busyEntries)) g
+                """)
+        }
+        try c.query("SET session_replication_role = DEFAULT")
     }
 }
