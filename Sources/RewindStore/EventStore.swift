@@ -318,15 +318,25 @@ public final class EventStore {
         guard limit > Self.decodedOnLoop else {
             return entries(statement, doc: doc) { result in done(result.flatMap { e in Result { () throws(RewindError) in try then(e) } }) }
         }
-        query(statement) { [clock, keys] result in
-            let rows: Rows
+        var inPlace = statement
+        inPlace.inPlace = true  // not even made into text on the loop: read where it is decoded
+        connection.send([inPlace]) { [clock, keys] result in
+            let rows: ResultRows
             switch result {
             case let .failure(e): return done(.failure(e))
-            case let .success(r): rows = r
+            case let .success(outcomes):
+                switch outcomes.first {
+                case let .result(r)?: rows = r
+                case let .failed(f)?: return done(.failure(RewindError(.internal, "query failed: \(f)")))
+                default: return done(.failure(RewindError(.internal, "query aborted")))
+                }
             }
             let cipher = keys.cached(doc), held = Handoff(rows)
             BackgroundWork.run(on: clock, {
-                Result { () throws(RewindError) in try then(try LogRows.decode(doc: doc, held.take(), cipher: cipher)) }
+                Result { () throws(RewindError) in
+                    var noLinks: LogRows.Links?
+                    return try then(try LogRows.decode(doc: doc, held.take(), cipher: cipher, links: &noLinks))
+                }
             }, done: done)
         }
     }

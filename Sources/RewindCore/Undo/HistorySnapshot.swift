@@ -80,10 +80,14 @@ extension UndoHistory {
     /// Puts back the log of an event at or after the floor (oldest first),
     /// without touching the stacks: they already include it.
     public mutating func restoreLog(_ e: Event) {
-        guard e.version >= logBase else { return }
-        if log.isEmpty { logBase = e.version }
-        log.append(Logged(user: e.userID, ops: e.ops, inverse: e.inverse, version: e.version, reverted: e.meta.reverted))
-        index(log[log.count - 1])
+        restoreLog(Logged(user: e.userID, ops: e.ops, inverse: e.inverse, version: e.version, reverted: e.meta.reverted))
+    }
+
+    mutating func restoreLog(_ entry: Logged) {
+        guard entry.version >= logBase else { return }
+        if log.isEmpty { logBase = entry.version }
+        log.append(entry)
+        index(entry)
     }
 }
 
@@ -142,23 +146,29 @@ extension UndoHistory {
     /// built once (off the loop, for both ledgers of a document), for a
     /// history whose log starts at `below`. Restoring it into a history
     /// whose log starts elsewhere (another read put some back meanwhile)
-    /// builds the part again from `events`.
+    /// indexes the entries below that again. Holds no `Event`: those are
+    /// let go where it was made.
     public struct OlderLog: Sendable {
-        let events: [Event]
         let below: Int64
         let part: UndoHistory
 
         public init(_ events: [Event], levels: Int, below: Int64) {
-            self.events = events
             self.below = below
             var part = UndoHistory(levels: levels)
             for e in events where e.version < below { part.restoreLog(e) }
             self.part = part
         }
+
+        init(_ older: OlderLog, below: Int64) {
+            self.below = below
+            var part = UndoHistory(levels: older.part.levels)
+            for entry in older.part.log where entry.version < below { part.restoreLog(entry) }
+            self.part = part
+        }
     }
 
     public mutating func restoreOlderLog(_ older: OlderLog) throws(RewindError) {
-        guard older.below == logBase else { return try restoreOlderLog(OlderLog(older.events, levels: levels, below: logBase)) }
+        guard older.below == logBase else { return try restoreOlderLog(OlderLog(older, below: logBase)) }
         let part = older.part
         guard let firstEntry = part.log.first else { return }
         for (i, e) in part.log.enumerated() where e.version != firstEntry.version + Int64(i) || (i == part.log.count - 1 && e.version != logBase - 1) {

@@ -17,7 +17,7 @@ public struct Rows: Sendable {
 /// from its bytes. For the log's pages, where making every cell a `String`
 /// (and an array per row) was a fifth of reading them (perf, replay).
 /// Owns the result; freed with it.
-final class ResultRows: @unchecked Sendable {  // read-only after init; handed from the reading thread to the decoding one at most once
+public final class ResultRows: @unchecked Sendable {  // read-only after init; handed from the reading thread to the decoding one at most once
     private let result: OpaquePointer
     let count: Int
 

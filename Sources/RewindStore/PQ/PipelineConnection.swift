@@ -17,6 +17,10 @@ public final class PipelineConnection {
         /// The name of a statement prepared on every (re)connect (`prepare`):
         /// sent without its text, planned once per connection, not per call.
         public var prepared: String?
+        /// Answered with the result itself (`Outcome.result`), to be read in
+        /// place — on the thread pool, for a large read — rather than made
+        /// into `Rows` of text here, on the loop.
+        var inPlace = false
         /// A parameter in text form (what `psql` would show), or in PostgreSQL's
         /// binary form (arrays of a batch: no escaping, no parsing).
         public enum Param: Sendable {
@@ -42,6 +46,8 @@ public final class PipelineConnection {
     /// Per statement: its rows, or why it failed (`aborted` after an earlier failure in the unit).
     public enum Outcome {
         case rows(Rows)
+        /// A statement's rows as libpq gave them (`Statement.inPlace`).
+        case result(ResultRows)
         case failed(SQLFailure)
         case aborted
     }
@@ -49,6 +55,8 @@ public final class PipelineConnection {
     private struct Unit {
         var count: Int
         var sentAt: UInt64
+        /// Indexes of the statements answered in place.
+        var inPlace: Set<Int> = []
         var outcomes: [Outcome] = []
         var completion: (Result<[Outcome], RewindError>) -> Void
     }
@@ -154,7 +162,8 @@ public final class PipelineConnection {
             lost()
             return
         }
-        inflight.append(Unit(count: statements.count, sentAt: loop.now, completion: completion))
+        let inPlace = Set(statements.indices.filter { statements[$0].inPlace })
+        inflight.append(Unit(count: statements.count, sentAt: loop.now, inPlace: inPlace, completion: completion))
         flush()
     }
 
@@ -367,7 +376,8 @@ public final class PipelineConnection {
                 if resultPending { resultPending = false; continue }
                 break
             }
-            defer { PQclear(r) }
+            var handedOver = false
+            defer { if !handedOver { PQclear(r) } }
             let status = PQresultStatus(r)
             if status == PGRES_PIPELINE_SYNC {
                 completeHead()
@@ -375,6 +385,9 @@ public final class PipelineConnection {
             }
             guard inflightHead < inflight.count else { continue }
             switch status {
+            case PGRES_TUPLES_OK where inflight[inflightHead].inPlace.contains(inflight[inflightHead].outcomes.count):
+                handedOver = true  // the result owns it now, and frees it
+                inflight[inflightHead].outcomes.append(.result(ResultRows(r)))
             case PGRES_TUPLES_OK, PGRES_COMMAND_OK: inflight[inflightHead].outcomes.append(.rows(PQ.rows(r)))
             case PGRES_PIPELINE_ABORTED: inflight[inflightHead].outcomes.append(.aborted)
             default:
