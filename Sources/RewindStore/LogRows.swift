@@ -190,7 +190,7 @@ enum LogRows {
     static func openSnapshot(_ stored: String, doc: String, cipher: DocumentCipher?) throws(RewindError) -> String {
         guard DocumentCipher.isSealed(stored) else { return stored }
         guard let cipher else { throw DocumentCipher.contentWithoutKey(doc) }
-        return String(decoding: try cipher.openSnapshotBytes(stored), as: UTF8.self)
+        return try cipher.open(stored, .snapshot)
     }
 
     private static func parseOps(_ bytes: UnsafeBufferPointer<UInt8>, doc: String, version: Int64) throws(RewindError) -> [Op] {

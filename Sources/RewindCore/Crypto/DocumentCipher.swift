@@ -81,7 +81,7 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
     }
 
     public func open(_ stored: String, _ field: Field) throws(RewindError) -> String {
-        String(decoding: try openBytes(stored, field), as: UTF8.self)
+        String(decoding: field == .snapshot ? try openSnapshotBytes(stored) : try openBytes(stored, field), as: UTF8.self)
     }
 
     /// A snapshot's JSON text, compressed (`LZ4`) and sealed. The sealed bytes

@@ -72,8 +72,8 @@ extension Op {
     private static func specRest(_ r: inout JSONParser, id: Key, _ limits: Limits, depth: Int, base: Int) throws(JSONParser.Failure) -> NodeSpec? {
         guard r.take(",\"kind\":"), let kind = try r.readString(), !kind.isEmpty, kind.utf8.count <= limits.maxNameBytes,
               r.take(",\"frame\":"), let frame = try? parseFrame(try r.readValue(depth: base + 2 + 2 * depth)),
-              r.take(",\"clips\":"), let clips = bool(&r), r.take(",\"focusable\":"), let focusable = bool(&r),
-              r.take(",\"undoScope\":"), let undoScope = bool(&r), r.take(",\"props\":") else { return nil }
+              r.take(",\"clips\":"), let clips = r.readBool(), r.take(",\"focusable\":"), let focusable = r.readBool(),
+              r.take(",\"undoScope\":"), let undoScope = r.readBool(), r.take(",\"props\":") else { return nil }
         var spec = NodeSpec(id: id, kind: kind, frame: frame)
         spec.clips = clips
         spec.focusable = focusable
@@ -110,11 +110,5 @@ extension Op {
     private static func position(_ r: inout JSONParser, _ limits: Limits) throws(JSONParser.Failure) -> Int? {
         guard let i = try index(&r), i <= limits.maxTextPerNode else { return nil }
         return i
-    }
-
-    private static func bool(_ r: inout JSONParser) -> Bool? {
-        if r.take("true") { return true }
-        if r.take("false") { return false }
-        return nil
     }
 }

@@ -46,8 +46,8 @@ extension Document {
         }
         guard r.take(",\"kind\":"), let kind = try r.readString(), r.take(",\"frame\":"),
               case let .array(frame) = try r.readValue(depth: depth),
-              r.take(",\"clips\":"), let clips = bool(&r), r.take(",\"focusable\":"), let focusable = bool(&r),
-              r.take(",\"undoScope\":"), let undoScope = bool(&r), r.take(",\"props\":{")
+              r.take(",\"clips\":"), let clips = r.readBool(), r.take(",\"focusable\":"), let focusable = r.readBool(),
+              r.take(",\"undoScope\":"), let undoScope = r.readBool(), r.take(",\"props\":{")
         else { return nil }
         var n = Node(id: id, parent: parent, kind: kind, frame: frame)
         n.children = children
@@ -66,11 +66,5 @@ extension Document {
         guard r.take(",\"text\":"), let text = try r.readScalars(), r.take("}") else { return nil }
         n.text = text
         return n
-    }
-
-    private static func bool(_ r: inout JSONParser) -> Bool? {
-        if r.take("true") { return true }
-        if r.take("false") { return false }
-        return nil
     }
 }

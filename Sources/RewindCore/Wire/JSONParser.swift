@@ -305,6 +305,13 @@ extension JSONParser {
         }
     }
 
+    /// `true` or `false` here, or nil (nothing read).
+    mutating func readBool() -> Bool? {
+        if take("true") { return true }
+        if take("false") { return false }
+        return nil
+    }
+
     /// An integer here, or nil (nothing read) if there is no number or it is not an integer.
     mutating func readInt() throws(Failure) -> Int64? {
         guard i < b.count, b[i] == UInt8(ascii: "-") || (b[i] >= UInt8(ascii: "0") && b[i] <= UInt8(ascii: "9")) else { return nil }
