@@ -130,10 +130,16 @@ final class WritePathTests: XCTestCase {
     /// is sent while the first is in flight, each claims the head the one
     /// before leaves, and when the first is refused (another writer got
     /// there first) nothing of the second is acknowledged or stored.
+    ///
+    /// The first stale batch is held in PostgreSQL by a lock on `documents`
+    /// (taken by the test's own connection) until the second has
+    /// been sent behind it: the order does not depend on how fast the
+    /// database answers (it once answered within one loop turn on a busy
+    /// machine, and the second batch went out alone).
     func testAPipelinedBatchBehindARefusedOneIsNeverAcknowledged() throws {
         let (db, winner, stale, loop, store) = try raceOnX(stale: 3)
         store.maxBatchesInFlight = 2
-        let run = PipelinedRun(loop: loop, store: store, stale: stale)
+        let run = PipelinedRun(loop: loop, store: store, db: db.db, stale: stale)
         store.onReady = { [run] in
             guard run.phase == 0 else { return }
             run.phase = 1
@@ -141,6 +147,7 @@ final class WritePathTests: XCTestCase {
         }
         store.start()
         loop.run()
+        XCTAssertNil(run.lockError)
         XCTAssertEqual(run.inFlightWhenQueued, 1)
         XCTAssertEqual(run.inFlightAtAnswers, [1, 2, 1], "the winner alone, then the second stale batch sent behind the first, before its answer")
         XCTAssertEqual(run.outcomes.count, 3)
@@ -154,38 +161,55 @@ final class WritePathTests: XCTestCase {
     /// The steps of `testAPipelinedBatchBehindARefusedOneIsNeverAcknowledged`, on one loop.
     private final class PipelinedRun {
         let store: EventStore
+        let db: Database
         let stale: [LogEntry]
         var phase = 0
         var outcomes: [EventStore.AppendOutcome] = []
         var inFlightWhenQueued = -1
         /// Batches in flight when each batch's answer came (itself included).
         var inFlightAtAnswers: [Int] = []
-        var turns = 0
+        var lockError: RewindError?
         var everyTurn: EveryTurn?
+        /// Past it the lock is let go whatever happened, so a broken run ends
+        /// in failed assertions rather than a hung test.
+        private var deadline = Date.distantFuture
 
-        init(loop: EventLoop, store: EventStore, stale: [LogEntry]) {
+        init(loop: EventLoop, store: EventStore, db: Database, stale: [LogEntry]) {
             self.store = store
+            self.db = db
             self.stale = stale
             store.onBatchAnswered = { [unowned self] _, _ in self.inFlightAtAnswers.append(self.store.batchesInFlight) }
             everyTurn = EveryTurn(loop: loop) { [unowned self] in self.turn() }
         }
 
-        /// The winner committed: the first stale entry goes out just before
-        /// the loop next sleeps; the others are queued on the turn after,
-        /// behind it (an idle handle runs early in each turn, and keeps the
-        /// loop from waiting for an answer meanwhile).
+        /// The winner committed: `documents` is locked, so the first
+        /// stale batch, sent before the loop next sleeps, waits in
+        /// PostgreSQL; each turn then looks at what is in flight.
         func winnerCommitted() {
+            do {
+                try db.execute(script: "BEGIN")
+                // A row lock would not do: the stale claim's WHERE fails on
+                // the committed row, so its UPDATE would not wait for it.
+                try db.execute(script: "LOCK TABLE documents IN EXCLUSIVE MODE")
+            } catch { lockError = error }
+            deadline = Date().addingTimeInterval(10)
+            phase = 2
             appendStale(0)
             everyTurn?.start()
         }
 
         private func turn() {
-            turns += 1
-            guard turns == 2 else { return }  // the first: before it was sent
-            everyTurn?.stop()
-            inFlightWhenQueued = store.batchesInFlight
-            appendStale(1)
-            appendStale(2)
+            let late = Date() > deadline
+            if phase == 2, store.batchesInFlight == 1 || late {
+                phase = 3
+                inFlightWhenQueued = store.batchesInFlight
+                appendStale(1)
+                appendStale(2)
+            } else if phase == 3, store.batchesInFlight == 2 || late {
+                phase = 4
+                everyTurn?.stop()
+                do { try db.execute(script: "COMMIT") } catch { lockError = error }
+            }
         }
 
         func appendStale(_ i: Int) {
