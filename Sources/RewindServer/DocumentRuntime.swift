@@ -414,6 +414,10 @@ final class DocumentRuntime {
         let ledger = committed.forSnapshot
         snapshotVersion = ledger.version
         committed.compactHistory()
+        // The speculative history too: nothing else compacts it, and it
+        // only becomes the committed one after a clash (without this a
+        // document served for long held every event's ops twice).
+        speculative.compactHistory()
         // Bounded memory for a document served for ever: old transaction ids are the log's to answer.
         committed.forgetOldTransactions()
         speculative.forgetOldTransactions()

@@ -46,10 +46,25 @@ final class UndoTests: XCTestCase {
                         XCTAssertEqual(sim.doc, before, "seed \(seed) step \(step): \(undone) undos then redos changed the document")
                     }
                 }
+                assertPromptTopsMatchTheGroups(sim.history, "seed \(seed) step \(step)")
             }
             let replayed = try sim.replayed()
             XCTAssertEqual(replayed.document, sim.doc, "seed \(seed)")
             assertSameHistory(replayed.history, sim.history, "seed \(seed)")
+        }
+    }
+
+    /// What a prompt shows (`tops`, read in place) is what the top groups say.
+    private func assertPromptTopsMatchTheGroups(_ h: UndoHistory, _ what: String) {
+        for user in 0...4 as ClosedRange<Int64> {
+            for scope in Set(h.stacks.keys.map(\.scope) + [nil]) {
+                let tops = h.tops(user: user, scope: scope)
+                let undo = h.topUndo(user: user, scope: scope), redo = h.topRedo(user: user, scope: scope)
+                XCTAssertEqual(tops.canUndo, undo != nil, what)
+                XCTAssertEqual(tops.undoAction, undo?.action, what)
+                XCTAssertEqual(tops.canRedo, redo != nil, what)
+                XCTAssertEqual(tops.redoAction, redo?.action, what)
+            }
         }
     }
 

@@ -13,13 +13,9 @@ public struct UndoPromptState: Sendable, Equatable {
     /// The state for `user` in `scope`; a viewer (`canEdit` false) can undo
     /// nothing, not even the groups it made while it could edit.
     public init(history h: UndoHistory, user: Int64, scope: Key?, canEdit: Bool, presented: [String]) {
-        let undo = canEdit ? h.topUndo(user: user, scope: scope) : nil
-        let redo = canEdit ? h.topRedo(user: user, scope: scope) : nil
+        let tops = canEdit ? h.tops(user: user, scope: scope) : (false, nil, false, nil)
         self.scope = scope
-        canUndo = undo != nil
-        canRedo = redo != nil
-        undoAction = undo?.action
-        redoAction = redo?.action
+        (canUndo, undoAction, canRedo, redoAction) = tops
         self.presented = presented
     }
 

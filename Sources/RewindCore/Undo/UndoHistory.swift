@@ -114,6 +114,22 @@ public struct UndoHistory: Sendable {
     public func topUndo(user: Int64, scope: Key?) -> Group? { stacks(user: user, scope: scope).undo.last.flatMap { groups[$0] } }
     public func topRedo(user: Int64, scope: Key?) -> Group? { stacks(user: user, scope: scope).redo.last.flatMap { groups[$0] } }
 
+    /// Whether `user` has a group to undo and to redo in `scope`, and their
+    /// names (what a prompt shows): one look-up of the stacks, and the groups
+    /// read where the table holds them. `topUndo`/`topRedo` copy each group
+    /// whole, and this runs after every commit (`prompt_state`).
+    public func tops(user: Int64, scope: Key?) -> (canUndo: Bool, undoAction: String?, canRedo: Bool, redoAction: String?) {
+        guard let i = stacks.index(forKey: StackKey(user: user, scope: scope)) else { return (false, nil, false, nil) }
+        let s = stacks.values[i]
+        func named(_ key: GroupKey?) -> (Bool, String?) {
+            guard let key, let g = groups.index(forKey: key) else { return (false, nil) }
+            return (true, groups.values[g].action)
+        }
+        let (canUndo, undoAction) = named(s.undo.last)
+        let (canRedo, redoAction) = named(s.redo.last)
+        return (canUndo, undoAction, canRedo, redoAction)
+    }
+
     public func logged(_ version: Int64) -> Logged? {
         version >= logBase && version < logBase + Int64(log.count) ? log[Int(version - logBase)] : nil
     }
