@@ -415,8 +415,8 @@ final class DocumentRuntime {
         snapshotVersion = ledger.version
         committed.compactHistory()
         // The speculative history too: nothing else compacts it, and it
-        // only becomes the committed one after a clash (without this a
-        // document served for long held every event's ops twice).
+        // is replaced by the committed one only after a clash (without
+        // this a document held every event's ops since it was loaded).
         speculative.compactHistory()
         // Bounded memory for a document served for ever: old transaction ids are the log's to answer.
         committed.forgetOldTransactions()
