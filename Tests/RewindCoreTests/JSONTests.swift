@@ -13,6 +13,15 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(try JSONParser.parse("9007199254740993"), .int(9_007_199_254_740_993))
     }
 
+    /// The size a value counts against the document's limit is the size of its encoding.
+    func testEncodedSizeIsTheEncodingsLength() {
+        var rng = SystemRandomNumberGenerator()
+        var values: [JSON] = [.int(0), .int(-1), .int(9), .int(10), .int(-10), .int(.max), .int(.min), .double(0.5), .null, .bool(false),
+                              .string("a\"b\n\u{1}é"), .array([.int(-12), .string("x")]), .obj([("k", .int(99)), ("é", .array([]))])]
+        for _ in 0..<500 { values.append(.int(Int64.random(in: .min ... .max, using: &rng) >> Int64.random(in: 0...63, using: &rng))) }
+        for v in values { XCTAssertEqual(v.encodedSize, JSONWriter.encode(v).count, "\(v)") }
+    }
+
     func testIntegersAndFloatsStayDistinct() throws {
         XCTAssertEqual(try JSONParser.parse("1"), .int(1))
         XCTAssertEqual(try JSONParser.parse("1.0"), .double(1))

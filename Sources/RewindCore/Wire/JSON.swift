@@ -85,7 +85,8 @@ extension JSON {
         switch self {
         case .null: return 4
         case let .bool(b): return b ? 4 : 5
-        case .int, .double: return JSONWriter.encode(self).count
+        case let .int(i): return JSONWriter.withDecimal(i) { $0.count }  // no array written (a prop set counts both values' sizes)
+        case .double: return JSONWriter.encode(self).count
         case let .string(s): return JSON.encodedSize(of: s)
         case let .array(a): return 2 + a.reduce(max(0, a.count - 1)) { $0 + $1.encodedSize }
         case let .object(o): return 2 + o.members.reduce(max(0, o.members.count - 1)) { $0 + JSON.encodedSize(of: $1.key) + 1 + $1.value.encodedSize }
