@@ -37,7 +37,7 @@ public enum Verify {
 
         public static func parse(_ line: String) -> Anchor? {
             guard let o = try? JSONParser.parse(line, maxDepth: 4).objectValue, let doc = o["doc"]?.stringValue,
-                  let seq = o["seq"]?.intValue, let hash = o["hash"]?.stringValue.flatMap { Hex.bytes($0) }, hash.count == 32
+                  let seq = o["seq"]?.intValue, let hash = o["hash"]?.stringValue.flatMap({ Hex.bytes($0) }), hash.count == 32
             else { return nil }
             return Anchor(doc: doc, seq: seq, hash: hash)
         }

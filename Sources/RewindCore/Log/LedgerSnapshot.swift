@@ -64,7 +64,7 @@ extension DocumentLedger {
     /// the tail's hashes link up, and the last one is the snapshot's.
     public init(doc: String, snapshot: JSON, tail entries: [LogEntry], limits: Limits = Limits()) throws(RewindError) {
         guard let o = snapshot.objectValue, let v = o["version"]?.intValue, let seq = o["seq"]?.intValue,
-              let hash = o["hash"]?.stringValue.flatMap { Hex.bytes($0) }, let d = o["document"], let h = o["history"]
+              let hash = o["hash"]?.stringValue.flatMap({ Hex.bytes($0) }), let d = o["document"], let h = o["history"]
         else { throw RewindError(.internal, "snapshot of \(doc) is malformed") }
         guard let last = entries.last, last.seq == seq, last.hash == hash else {
             throw RewindError(.internal, "snapshot of \(doc) at entry \(seq) does not match the log's hash there")
