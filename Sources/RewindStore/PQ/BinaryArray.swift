@@ -52,42 +52,42 @@ struct BinaryArray {
     /// ~2,000 instructions a commit; now ~1,000).
     mutating func append(uuid: String) {
         precondition(type == .uuid)
-        var text = uuid
         var raw: (UInt64, UInt64) = (0, 0)
-        let n = text.withUTF8 { u in
-            withUnsafeMutableBytes(of: &raw) { out in
-                var hi: UInt8?
-                var n = 0
-                for c in u {
-                    let v: UInt8
-                    switch c {
-                    case 48...57: v = c - 48
-                    case 97...102: v = c - 87
-                    case 65...70: v = c - 55
-                    default: continue
-                    }
-                    guard let h = hi else { hi = v; continue }
-                    hi = nil
-                    if n < 16 { out[n] = h << 4 | v }
-                    n += 1
-                }
-                return n
-            }
-        }
+        let n = withUnsafeMutableBytes(of: &raw) { out in Self.hexBytes(uuid) { i, b in if i < 16 { out[i] = b } } }
         guard n == 16 else {
             // Not a uuid: the n bytes its hex digits make, with length n (not
             // 16), for PostgreSQL to refuse with a clear error.
             var bytes: [UInt8] = []
-            var hi: UInt8?
-            for c in uuid.utf8 {
-                guard let v = UInt8(String(UnicodeScalar(c)), radix: 16) else { continue }
-                if let h = hi { bytes.append(h << 4 | v); hi = nil } else { hi = v }
-            }
+            _ = Self.hexBytes(uuid) { _, b in bytes.append(b) }
             return append(bytes: bytes)
         }
         put32(16)
         withUnsafeBytes(of: &raw) { items.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
         count += 1
+    }
+
+    /// Gives `byte` each byte (and its index) that pairs of hex digits in
+    /// `text` make, skipping anything else; returns how many there were.
+    private static func hexBytes(_ text: String, _ byte: (Int, UInt8) -> Void) -> Int {
+        var text = text
+        return text.withUTF8 { u in
+            var hi: UInt8?
+            var n = 0
+            for c in u {
+                let v: UInt8
+                switch c {
+                case 48...57: v = c - 48
+                case 97...102: v = c - 87
+                case 65...70: v = c - 55
+                default: continue
+                }
+                guard let h = hi else { hi = v; continue }
+                hi = nil
+                byte(n, h << 4 | v)
+                n += 1
+            }
+            return n
+        }
     }
 
     private mutating func appendNull() {
