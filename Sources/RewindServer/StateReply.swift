@@ -37,15 +37,15 @@ final class StateReply: ReplyStream {
             head = nil
         }
         while position < ids.count && w.bytes.count < max {
-            if position > 0 { w.write(raw: [UInt8(ascii: ",")]) }
+            if position > 0 { w.write(raw: "," as StaticString) }
             let id = ids[position]
             w.write(string: id.string)
-            w.write(raw: [UInt8(ascii: ":")])
+            w.write(raw: ":" as StaticString)
             document[id]!.write(to: &w)
             position += 1
         }
         if position == ids.count {
-            w.write(raw: Array("}}}\n".utf8))
+            w.write(raw: "}}}\n" as StaticString)
             isDone = true
         }
         remaining = isDone ? 0 : Swift.max(0, remaining - w.bytes.count)

@@ -191,8 +191,16 @@ public final class EventStore {
     private func sendBatch(_ w: Writer) {
         guard !w.queued.isEmpty,
               w.batchesInFlight == 0 || (w.batchesInFlight < maxBatchesInFlight && w.queuedBehindInFlight) else { return }
-        let batch = Array(w.queued.prefix(maxBatch))
-        w.queued.removeFirst(batch.count)
+        let batch: [PendingAppend]
+        if w.queued.count <= maxBatch {
+            // Handed over whole (copying each entry retained its row's every string).
+            batch = w.queued
+            w.queued = []
+            w.queued.reserveCapacity(batch.count)
+        } else {
+            batch = Array(w.queued.prefix(maxBatch))
+            w.queued.removeFirst(batch.count)
+        }
         if w.queued.isEmpty { w.queuedBehindInFlight = false }
         w.batchesInFlight += 1
         let claims = Self.claims(batch)
@@ -403,7 +411,7 @@ public final class EventStore {
                 ORDER BY grp, seq DESC
             ) g
             WHERE g.instance IS NULL OR g.instance NOT IN (\(Notifications.liveSQL(classParam: "$3")))
-            """, values: [.text(doc), .binary(names.bytes), .text(String(Notifications.lockClass))])
+            """, values: [.text(doc), .binary(names.finish()), .text(String(Notifications.lockClass))])
         query(q) { result in done(result.map { rows in (0..<rows.count).compactMap { rows[$0, 0] } }) }
     }
 

@@ -48,7 +48,9 @@ enum ImportRows {
             .text(doc), .text(String(last?.seq ?? expectedSeq)), .text(String(last?.version ?? 0)),
             .text("\\x" + Hex.string(last?.hash ?? expectedHash)), .text(String(expectedSeq)), .text("\\x" + Hex.string(expectedHash)),
         ]
-        let arrays = [seq, version, entry, id, user, client, kind, grp, action, tx, digest, base, ops, inverse, refers, meta, time, hash]
-        return PipelineConnection.Statement(appendSQL, values: head + arrays.map { .binary($0.bytes) })
+        let arrays = [seq.finish(), version.finish(), entry.finish(), id.finish(), user.finish(), client.finish(), kind.finish(),
+                      grp.finish(), action.finish(), tx.finish(), digest.finish(), base.finish(), ops.finish(), inverse.finish(),
+                      refers.finish(), meta.finish(), time.finish(), hash.finish()]
+        return PipelineConnection.Statement(appendSQL, values: head + arrays.map { .binary($0) })
     }
 }

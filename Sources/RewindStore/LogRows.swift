@@ -310,9 +310,11 @@ enum LogRows {
         let k = UInt32(checkCount)
         checks += [UInt8(k >> 24), UInt8(truncatingIfNeeded: k >> 16), UInt8(truncatingIfNeeded: k >> 8), UInt8(truncatingIfNeeded: k), 0, 0, 0, 1]
         checks += check
-        let arrays = [cDoc, cExpected, cExpectedHash, cSeq, cVersion, cHash, doc, seq, version, entry, id, user, client, kind, grp, action, tx, digest,
-                      base, ops, inverse, refers, meta, time, hash]
-        var s = PipelineConnection.Statement(appendSQL, values: arrays.map { .binary($0.bytes) } + [.binary(checks)])
+        let arrays = [cDoc.finish(), cExpected.finish(), cExpectedHash.finish(), cSeq.finish(), cVersion.finish(), cHash.finish(),
+                      doc.finish(), seq.finish(), version.finish(), entry.finish(), id.finish(), user.finish(), client.finish(), kind.finish(),
+                      grp.finish(), action.finish(), tx.finish(), digest.finish(), base.finish(), ops.finish(), inverse.finish(),
+                      refers.finish(), meta.finish(), time.finish(), hash.finish()]
+        var s = PipelineConnection.Statement(appendSQL, values: arrays.map { .binary($0) } + [.binary(checks)])
         s.prepared = appendName
         return s
     }

@@ -95,7 +95,7 @@ public final class Notifications {
         var array = BinaryArray(.text)
         for p in payloads { array.append(p) }
         let s = PipelineConnection.Statement("SELECT pg_notify($1, p) FROM unnest($2::text[]) p",
-                                             values: [.text(channel), .binary(array.bytes)])
+                                             values: [.text(channel), .binary(array.finish())])
         connection.send([s]) { [logger] result in
             if case let .failure(e) = result { logger.debug("notify failed", metadata: ["channel": "\(channel)", "error": "\(e)"]) }
         }

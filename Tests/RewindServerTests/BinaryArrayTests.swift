@@ -11,7 +11,7 @@ final class BinaryArrayTests: XCTestCase {
         a.append(uuid: "0123abcd-4567-89ef-ABCD-0123456789aB")
         a.append(uuid: "not-a-uuid-but-sixteen+")  // its hex digits a, d, b, e, e: two bytes and a half
         a.append(uuid: "00112233445566778899aabbccddeeff00")  // 17 bytes
-        let b = a.bytes
+        let b = a.finish()
         func int32(_ at: Int) -> Int32 { b[at..<(at + 4)].reduce(0) { $0 << 8 | Int32($1) } }
         XCTAssertEqual(int32(0), 1)  // one dimension
         XCTAssertEqual(int32(8), 2950)  // uuid

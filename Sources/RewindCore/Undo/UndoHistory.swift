@@ -214,25 +214,22 @@ public struct UndoHistory: Sendable {
         let scope = e.meta.scope
         let key = GroupKey(id: e.group, scope: scope)
         let sk = StackKey(user: e.userID, scope: scope)
+        // The user's stacks are looked up once (and changed where the table
+        // holds them): valid below, since nothing else adds to `stacks` here.
+        let stack = stacks.index(forKey: sk)
         // A new edit clears this user's redo stack in this scope (not other users').
-        if let redo = stacks[sk]?.redo, !redo.isEmpty {
-            for k in redo { groups[k] = nil }
-            stacks[sk]!.redo = []
+        if let i = stack, !stacks.values[i].redo.isEmpty {
+            for k in stacks.values[i].redo { groups[k] = nil }
+            stacks.values[i].redo = []
         }
         let node = Self.typingNode(e.ops)
-        if var g = groups[key] {
-            g.edits.append(e.version)
-            g.effect = g.edits
-            g.lastTime = e.time
-            if g.typingNode != node { g.typingNode = nil }
-            g.opKinds.formUnion(OpKinds(e.ops))
-            if let a = e.action, e.meta.open || g.givenAction == nil { g.givenAction = a }
-            g.selectionAfter = Self.selectionAfter(e.ops) ?? g.selectionAfter
-            groups[key] = g
+        if let i = groups.index(forKey: key) {
+            Self.extend(&groups.values[i], with: e, typingNode: node)
             return
         }
-        let g = Group(key: key, user: e.userID, client: e.client, givenAction: e.action, edits: [e.version],
-                      effect: [e.version], selectionBefore: e.meta.selection,
+        let edits = [e.version]  // one buffer for both until the group changes
+        let g = Group(key: key, user: e.userID, client: e.client, givenAction: e.action, edits: edits,
+                      effect: edits, selectionBefore: e.meta.selection,
                       selectionAfter: Self.selectionAfter(e.ops) ?? e.meta.selection, lastTime: e.time,
                       typingNode: node, opKinds: OpKinds(e.ops))
         // Kept at most about a third full (room for twice the groups, not
@@ -245,8 +242,19 @@ public struct UndoHistory: Sendable {
         if e.meta.open {
             open[e.group, default: []].append(scope)
         } else {
-            push(key, onto: sk)
+            push(key, onto: sk, at: stack)
         }
+    }
+
+    /// An edit joins the group it names.
+    private static func extend(_ g: inout Group, with e: Event, typingNode node: Key?) {
+        g.edits.append(e.version)
+        g.effect = g.edits
+        g.lastTime = e.time
+        if g.typingNode != node { g.typingNode = nil }
+        g.opKinds.formUnion(OpKinds(e.ops))
+        if let a = e.action, e.meta.open || g.givenAction == nil { g.givenAction = a }
+        g.selectionAfter = Self.selectionAfter(e.ops) ?? g.selectionAfter
     }
 
     private mutating func recordRevert(_ e: Event) {
@@ -272,9 +280,24 @@ public struct UndoHistory: Sendable {
         for k in dropped { groups[k] = nil }
     }
 
-    private mutating func push(_ key: GroupKey, onto sk: StackKey) {
-        let dropped = Self.changed(&stacks[sk, default: Stacks()], levels: levels) { $0.undo.append(key) }
-        for k in dropped { groups[k] = nil }
+    /// Pushes a closed group onto the user's undo stack (`at`: where `stacks`
+    /// holds it, when the caller looked it up) and drops the oldest groups past
+    /// `levels` — in place: no list of them made, and the stack looked up once.
+    private mutating func push(_ key: GroupKey, onto sk: StackKey, at known: Dictionary<StackKey, Stacks>.Index? = nil) {
+        let i: Dictionary<StackKey, Stacks>.Index
+        if let known {
+            i = known
+        } else if let found = stacks.index(forKey: sk) {
+            i = found
+        } else {
+            stacks[sk] = Stacks()
+            i = stacks.index(forKey: sk)!
+        }
+        stacks.values[i].undo.append(key)
+        let over = levels > 0 ? stacks.values[i].undo.count - levels : 0
+        guard over > 0 else { return }
+        for k in stacks.values[i].undo[..<over] { groups[k] = nil }
+        stacks.values[i].undo.removeFirst(over)
     }
 
     /// Changes a user's stacks where the dictionary holds them (one lookup;

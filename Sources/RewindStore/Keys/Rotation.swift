@@ -28,7 +28,7 @@ extension DocumentKeys {
             try db.query(.init("""
                 UPDATE document_keys k SET wrapped = n.wrapped, master_key_id = $3
                 FROM unnest($1::text[], $2::bytea[]) AS n(doc, wrapped) WHERE k.doc = n.doc
-                """, values: [.binary(doc.bytes), .binary(wrapped.bytes), .text(new.id)]))
+                """, values: [.binary(doc.finish()), .binary(wrapped.finish()), .text(new.id)]))
             try db.query("UPDATE master_key SET key_id = $1, set_at = now()", [new.id])
             try db.query("COMMIT")
             master = new

@@ -49,8 +49,8 @@ public enum SealExisting {
                     UPDATE log l SET ops = n.ops, inverse = n.inverse, tx_digest = n.tx_digest, hash = n.hash
                     FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::bytea[]) AS n(seq, ops, inverse, tx_digest, hash)
                     WHERE l.doc = $1 AND l.seq = n.seq
-                    """, values: [.text(doc), .binary(seqs.bytes), .binary(ops.bytes), .binary(inverse.bytes), .binary(digests.bytes),
-                                  .binary(hashes.bytes)]))
+                    """, values: [.text(doc), .binary(seqs.finish()), .binary(ops.finish()), .binary(inverse.finish()), .binary(digests.finish()),
+                                  .binary(hashes.finish())]))
                 rewritten += Int64(rows.count)
                 seq = last.seq
             }
