@@ -72,18 +72,18 @@ public struct Event: Sendable, Equatable {
     /// a commit is encoded once for the log and once for every terminal.
     public var wireBytes: [UInt8] {
         var w = JSONWriter(capacity: 256 + stored.plainOps.utf8.count)
-        w.write(raw: "{\"id\":"); w.write(string: id)
-        w.write(raw: ",\"version\":"); w.write(int: version)
-        w.write(raw: ",\"time\":"); w.write(timestamp: time)
-        w.write(raw: ",\"user\":"); w.write(string: userName)
-        w.write(raw: ",\"client\":"); w.write(string: client)
-        w.write(raw: ",\"kind\":"); w.write(string: kind.rawValue)
-        w.write(raw: ",\"group\":"); w.write(string: group)
-        w.write(raw: ",\"action\":"); if let action { w.write(string: action) } else { w.write(raw: "null" as StaticString) }
-        w.write(raw: ",\"ops\":"); if stored.plainOps.isEmpty { Op.writeList(ops, into: &w) } else { w.write(raw: stored.plainOps) }
-        w.write(raw: ",\"tx\":"); w.write(string: tx)
-        if let refers { w.write(raw: ",\"refers\":"); w.write(string: refers) }
-        if let scope = meta.scope { w.write(raw: ",\"scope\":"); w.write(string: scope.string) }
+        w.write(raw: "{\"id\":" as StaticString); w.write(string: id)
+        w.write(raw: ",\"version\":" as StaticString); w.write(int: version)
+        w.write(raw: ",\"time\":" as StaticString); w.write(timestamp: time)
+        w.write(raw: ",\"user\":" as StaticString); w.write(string: userName)
+        w.write(raw: ",\"client\":" as StaticString); w.write(string: client)
+        w.write(raw: ",\"kind\":" as StaticString); w.write(string: kind.rawValue)
+        w.write(raw: ",\"group\":" as StaticString); w.write(string: group)
+        w.write(raw: ",\"action\":" as StaticString); if let action { w.write(string: action) } else { w.write(raw: "null" as StaticString) }
+        w.write(raw: ",\"ops\":" as StaticString); if stored.plainOps.isEmpty { Op.writeList(ops, into: &w) } else { w.write(raw: stored.plainOps) }
+        w.write(raw: ",\"tx\":" as StaticString); w.write(string: tx)
+        if let refers { w.write(raw: ",\"refers\":" as StaticString); w.write(string: refers) }
+        if let scope = meta.scope { w.write(raw: ",\"scope\":" as StaticString); w.write(string: scope.string) }
         w.write(raw: "}" as StaticString)
         return w.bytes
     }

@@ -15,8 +15,8 @@ public struct JSONWriter {
 
     public mutating func write(_ v: JSON) {
         switch v {
-        case .null: raw("null")
-        case let .bool(b): raw(b ? "true" : "false")
+        case .null: raw("null" as StaticString)
+        case let .bool(b): raw(b ? "true" as StaticString : "false")
         case let .int(i): write(int: i)
         case let .double(d): writeDouble(d)
         case let .string(s): write(string: s)
@@ -45,12 +45,16 @@ public struct JSONWriter {
         raw(d.description)
     }
 
-    private mutating func raw(_ s: String) { bytes.append(contentsOf: s.utf8) }
+    private mutating func raw(_ s: String) { write(raw: s) }
+    private mutating func raw(_ s: StaticString) { write(raw: s) }
 
     /// Bytes already encoded (a prefix built elsewhere, punctuation).
     public mutating func write(raw b: [UInt8]) { bytes.append(contentsOf: b) }
     /// Text already encoded (JSON built elsewhere).
-    public mutating func write(raw s: String) { bytes.append(contentsOf: s.utf8) }
+    public mutating func write(raw s: String) {
+        // From the string's storage at once (its UTF-8 view goes byte by byte).
+        if s.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { bytes.append(contentsOf: s.utf8) }
+    }
     /// A constant piece (a key and its colon, punctuation), copied from where the compiler put it.
     public mutating func write(raw s: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
@@ -137,11 +141,11 @@ public struct JSONWriter {
         switch c {
         case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(c)
         case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(c)
-        case 0x0A: raw("\\n")
-        case 0x0D: raw("\\r")
-        case 0x09: raw("\\t")
+        case 0x0A: raw("\\n" as StaticString)
+        case 0x0D: raw("\\r" as StaticString)
+        case 0x09: raw("\\t" as StaticString)
         case 0..<0x20:
-            raw("\\u00")
+            raw("\\u00" as StaticString)
             bytes.append(Hex.digit(c >> 4))
             bytes.append(Hex.digit(c & 0xF))
         default: bytes.append(c)
