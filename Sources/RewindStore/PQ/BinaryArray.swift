@@ -117,7 +117,9 @@ struct BinaryArray {
 
     /// The array as PostgreSQL reads it: the header written into place, the
     /// buffer cut to what was written and handed over (not copied).
+    /// Once: the array is empty after it.
     mutating func finish() -> [UInt8] {
+        precondition(used >= 20, "BinaryArray.finish() called twice")
         let (nulls, type, count) = (UInt32(hasNull ? 1 : 0), type.rawValue, UInt32(count))
         items.withUnsafeMutableBytes { head in
             head.storeBytes(of: UInt32(1).bigEndian, toByteOffset: 0, as: UInt32.self)  // one dimension
