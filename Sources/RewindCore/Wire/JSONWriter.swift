@@ -15,8 +15,8 @@ public struct JSONWriter {
 
     public mutating func write(_ v: JSON) {
         switch v {
-        case .null: raw("null" as StaticString)
-        case let .bool(b): raw(b ? "true" as StaticString : "false")
+        case .null: write(raw: "null" as StaticString)
+        case let .bool(b): write(raw: b ? "true" as StaticString : "false")
         case let .int(i): write(int: i)
         case let .double(d): writeDouble(d)
         case let .string(s): write(string: s)
@@ -42,11 +42,9 @@ public struct JSONWriter {
     private mutating func writeDouble(_ d: Double) {
         // Swift's description is the shortest text that reads back as the same
         // double ("0.1", "1e+20"); both forms are valid JSON.
-        raw(d.description)
+        write(raw: d.description)
     }
 
-    private mutating func raw(_ s: String) { write(raw: s) }
-    private mutating func raw(_ s: StaticString) { write(raw: s) }
 
     /// Bytes already encoded (a prefix built elsewhere, punctuation).
     public mutating func write(raw b: [UInt8]) { bytes.append(contentsOf: b) }
@@ -141,11 +139,11 @@ public struct JSONWriter {
         switch c {
         case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(c)
         case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(c)
-        case 0x0A: raw("\\n" as StaticString)
-        case 0x0D: raw("\\r" as StaticString)
-        case 0x09: raw("\\t" as StaticString)
+        case 0x0A: write(raw: "\\n" as StaticString)
+        case 0x0D: write(raw: "\\r" as StaticString)
+        case 0x09: write(raw: "\\t" as StaticString)
         case 0..<0x20:
-            raw("\\u00" as StaticString)
+            write(raw: "\\u00" as StaticString)
             bytes.append(Hex.digit(c >> 4))
             bytes.append(Hex.digit(c & 0xF))
         default: bytes.append(c)
