@@ -33,6 +33,11 @@ let package = Package(
         // compress, so PostgreSQL's own compression of large values cannot help them).
         .systemLibrary(name: "CLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
 
+        // The server's malloc (as Redis's): linked into rewind-server only, it replaces glibc's
+        // for the whole process. A commit makes and frees ~100 small blocks; glibc's malloc
+        // and free were ~11 % of the server's time at 500 terminals (perf), jemalloc's ~4 %.
+        .systemLibrary(name: "CJemalloc", pkgConfig: "jemalloc", providers: [.apt(["libjemalloc-dev"])]),
+
         // Pure, deterministic core: no I/O (swift-crypto for SHA-256 and HMAC, OpenSSL for AES-GCM, LZ4).
         .target(name: "RewindCore", dependencies: [.product(name: "Crypto", package: "swift-crypto"), "COpenSSL", "CLZ4"]),
 
@@ -57,7 +62,7 @@ let package = Package(
         ]),
 
         .executableTarget(name: "rewind-server", dependencies: [
-            "RewindServer", "RewindStore", "RewindCore",
+            "RewindServer", "RewindStore", "RewindCore", "CJemalloc",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

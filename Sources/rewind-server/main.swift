@@ -185,7 +185,15 @@ struct RewindServerCommand: ParsableCommand {
                 throw ExitCode(2)
             }
         }
-        let server = Server(config: config, logger: Logger(label: "rewind"))
+        let logger = Logger(label: "rewind")
+        let allocator = Allocator.describe()
+        if allocator.servesMalloc {
+            logger.info("memory allocator", metadata: ["malloc": "\(allocator.text)"])
+        } else {
+            logger.warning("jemalloc is linked but another malloc serves the process (an LD_PRELOAD, or a link order with libc first): the server runs, with more time in allocation",
+                           metadata: ["malloc": "\(allocator.text)"])
+        }
+        let server = Server(config: config, logger: logger)
         do {
             try server.run(onMetricsListening: { port in
                 // Before the listening line (the metrics endpoint does not wait for PostgreSQL).
