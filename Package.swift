@@ -34,8 +34,8 @@ let package = Package(
         .systemLibrary(name: "CLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
 
         // The server's malloc (as Redis's): linked into rewind-server only, it replaces glibc's
-        // for the whole process. A commit makes and frees ~100 small blocks; glibc's malloc
-        // and free were ~11 % of the server's time at 500 terminals (perf), jemalloc's ~4 %.
+        // for the whole process. A commit makes and frees ~100 small blocks: glibc's malloc
+        // and free were ~11 % of the server's time at 500 terminals (perf), jemalloc's ~3 %.
         .systemLibrary(name: "CJemalloc", pkgConfig: "jemalloc", providers: [.apt(["libjemalloc-dev"])]),
 
         // Pure, deterministic core: no I/O (swift-crypto for SHA-256 and HMAC, OpenSSL for AES-GCM, LZ4).
