@@ -67,6 +67,8 @@ final class DocumentRuntime {
 
     struct Pending {
         let entry: LogEntry
+        /// The entry's position in the log (read without copying the entry).
+        let seq: Int64
         /// Set on the command's last entry: answered when that commits.
         var request: Request?
         var outcome: CommandResult
@@ -264,7 +266,7 @@ final class DocumentRuntime {
     /// Hands a sealed entry to the store, which commits it only on top of
     /// the entry whose hash is `after` (what it was computed against).
     private func enqueue(_ entry: LogEntry, after: [UInt8], request: Request?, outcome: CommandResult) {
-        pending.append(Pending(entry: entry, request: request, outcome: outcome))
+        pending.append(Pending(entry: entry, seq: entry.seq, request: request, outcome: outcome))
         let generation = self.generation
         let seq = entry.seq
         store.append(entry, doc: id, after: after, checkDuplicates: !speculative.knowsAllTransactions) { [self] result in
@@ -275,9 +277,9 @@ final class DocumentRuntime {
     private func appendDone(_ seq: Int64, generation: Int, _ result: EventStore.AppendOutcome) {
         // Outcomes of entries dropped by an earlier failure no longer matter:
         // they were built on an entry that never committed, so they cannot have.
-        guard generation == self.generation, let first = pending.first, first.entry.seq == seq else { return }
+        guard generation == self.generation, !pending.isEmpty, pending[0].seq == seq else { return }
         if case .committed = result {
-            pending.removeFirst()
+            let first = pending.removeFirst()  // moved out: a copy retained every string of the entry, and released them after
             do { try commit(first.entry, trusted: true) } catch {
                 return halt(error, with: first.request)
             }
@@ -286,6 +288,7 @@ final class DocumentRuntime {
             return
         }
         // Drop everything speculative; it was computed on top of this entry.
+        let first = pending[0]
         self.generation += 1
         let dropped = pending.compactMap(\.request)
         pending = []

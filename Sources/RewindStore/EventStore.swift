@@ -41,11 +41,23 @@ public final class EventStore {
     }
 
     struct PendingAppend {
-        let row: LogRow
+        /// Moved into its batch's statement when the batch is built (nil from then on).
+        var row: LogRow?
+        /// What answering it reads of the row, kept apart: reading the row's
+        /// fields through a copy of it retained and released each of its strings.
+        let doc: String
+        let seq: Int64
+        let isEvent: Bool
+        let txDigest: String?
         /// The hash of the entry it follows.
         let after: [UInt8]
         let checkDuplicates: Bool
         let done: (AppendOutcome) -> Void
+
+        init(row: LogRow, after: [UInt8], checkDuplicates: Bool, done: @escaping (AppendOutcome) -> Void) {
+            doc = row.doc; seq = row.seq; isEvent = row.entry == "event"; txDigest = row.txDigest
+            self.row = row; self.after = after; self.checkDuplicates = checkDuplicates; self.done = done
+        }
     }
 
     /// One writer connection and the appends waiting for it.
@@ -191,19 +203,20 @@ public final class EventStore {
     private func sendBatch(_ w: Writer) {
         guard !w.queued.isEmpty,
               w.batchesInFlight == 0 || (w.batchesInFlight < maxBatchesInFlight && w.queuedBehindInFlight) else { return }
-        let batch: [PendingAppend]
+        var taken: [PendingAppend]
         if w.queued.count <= maxBatch {
             // Handed over whole (copying each entry retained its row's every string).
-            batch = w.queued
+            taken = w.queued
             w.queued = []
-            w.queued.reserveCapacity(batch.count)
+            w.queued.reserveCapacity(taken.count)
         } else {
-            batch = Array(w.queued.prefix(maxBatch))
-            w.queued.removeFirst(batch.count)
+            taken = Array(w.queued.prefix(maxBatch))
+            w.queued.removeFirst(taken.count)
         }
         if w.queued.isEmpty { w.queuedBehindInFlight = false }
         w.batchesInFlight += 1
-        let claims = Self.claims(batch)
+        let claims = Self.claims(&taken)
+        let batch = taken  // the appends to answer; their rows are in `claims` now
         for c in claims { w.docsInFlight[c.doc, default: 0] += 1 }
         func answered() {
             w.batchesInFlight -= 1
@@ -224,7 +237,7 @@ public final class EventStore {
                     // foresee): retry each document on its own, so the others commit.
                     self.logger.warning("append batch refused; retrying its \(claims.count) documents one by one",
                                         metadata: ["error": "\(outcomes.first.map { "\($0)" } ?? "none")"])
-                    return self.retrySplit(w, batch, then: answered)
+                    return self.retrySplit(w, batch, claims, then: answered)
                 }
                 answered()
                 Self.answer(batch, LogRows.outcome(rows))
@@ -232,56 +245,56 @@ public final class EventStore {
         }
     }
 
-    /// Documents of a batch in order of first appearance, each with its rows in order.
-    private static func claims(_ batch: [PendingAppend]) -> [LogRows.Claim] {
+    /// Documents of a batch in order of first appearance, each with its rows
+    /// in order: the rows are moved out of the batch into them.
+    private static func claims(_ batch: inout [PendingAppend]) -> [LogRows.Claim] {
         var index: [String: Int] = [:]
         var claims: [LogRows.Claim] = []
-        for p in batch {
-            if let i = index[p.row.doc] {
-                claims[i].rows.append(p.row)
-                claims[i].checkDuplicates = claims[i].checkDuplicates || p.checkDuplicates
+        for i in batch.indices {
+            let row = batch[i].row.take()!
+            if let c = index[batch[i].doc] {
+                claims[c].rows.append(row)
+                if batch[i].checkDuplicates { claims[c].checkDuplicates = true }
             } else {
-                index[p.row.doc] = claims.count
-                claims.append(LogRows.Claim(doc: p.row.doc, expectedSeq: p.row.seq - 1, expectedHash: p.after, rows: [p.row],
-                                            checkDuplicates: p.checkDuplicates))
+                index[batch[i].doc] = claims.count
+                claims.append(LogRows.Claim(doc: batch[i].doc, expectedSeq: batch[i].seq - 1, expectedHash: batch[i].after, rows: [row],
+                                            checkDuplicates: batch[i].checkDuplicates))
             }
         }
         return claims
     }
 
     private static func answer(_ batch: [PendingAppend], _ o: LogRows.Outcome) {
-        for p in batch {
-            let doc = p.row.doc
+        // By index: `for p in batch` copied each entry (retaining its strings and closure).
+        for i in batch.indices {
+            let doc = batch[i].doc
             if o.claimed.contains(doc) {
-                p.done(.committed)
-            } else if let seen = o.duplicates[doc]?[p.row.seq] {
-                if p.row.entry == "event", let digest = seen.digest {
-                    p.done(digest == p.row.txDigest ? .duplicate(version: seen.version) : .txConflict(version: seen.version))
+                batch[i].done(.committed)
+            } else if let seen = o.duplicates[doc]?[batch[i].seq] {
+                if batch[i].isEvent, let digest = seen.digest {
+                    batch[i].done(digest == batch[i].txDigest ? .duplicate(version: seen.version) : .txConflict(version: seen.version))
                 } else {
-                    p.done(.clash(head: -1))  // a mark's tx already there: catching up finds it
+                    batch[i].done(.clash(head: -1))  // a mark's tx already there: catching up finds it
                 }
             } else if let head = o.heads[doc], let seq = head {
-                p.done(.clash(head: seq))
+                batch[i].done(.clash(head: seq))
             } else if o.duplicates[doc] != nil {
-                p.done(.clash(head: -1))
+                batch[i].done(.clash(head: -1))
             } else {
-                p.done(.noDocument)
+                batch[i].done(.noDocument)
             }
         }
     }
 
-    /// One unit (one transaction) per document, all sent at once.
-    private func retrySplit(_ w: Writer, _ batch: [PendingAppend], then answered: @escaping () -> Void) {
+    /// One unit (one transaction) per document, all sent at once: each of
+    /// the batch's claims (which hold its rows) with the appends of its document.
+    private func retrySplit(_ w: Writer, _ batch: [PendingAppend], _ claims: [LogRows.Claim], then answered: @escaping () -> Void) {
         var byDoc: [String: [PendingAppend]] = [:]
-        var order: [String] = []
-        for p in batch {
-            if byDoc[p.row.doc] == nil { order.append(p.row.doc) }
-            byDoc[p.row.doc, default: []].append(p)
-        }
-        var left = order.count
-        for doc in order {
-            let part = byDoc[doc]!
-            w.connection.send([LogRows.append(Self.claims(part))]) { [logger] result in
+        for p in batch { byDoc[p.doc, default: []].append(p) }
+        var left = claims.count
+        for claim in claims {
+            let doc = claim.doc, part = byDoc[doc]!
+            w.connection.send([LogRows.append([claim])]) { [logger] result in
                 switch result {
                 case let .failure(e): for p in part { p.done(.failed(e)) }
                 case let .success(outcomes):

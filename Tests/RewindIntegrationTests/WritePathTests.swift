@@ -88,6 +88,53 @@ final class WritePathTests: XCTestCase {
         XCTAssertNil(try Verify.document("y", db: db.db))
     }
 
+    /// A batch PostgreSQL refuses as a whole (here: a row naming a user that
+    /// does not exist, which the log's trigger refuses) is sent again one
+    /// document at a time: the other documents' entries commit, and only the
+    /// offending document's are answered with the failure.
+    func testABatchRefusedAsAWholeIsRetriedDocumentByDocument() throws {
+        let db = try TestDatabase()
+        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
+        for d in ["y", "z"] { try db.db.query("INSERT INTO documents (id, owner) VALUES ($1, $2)", [d, String(user)]) }
+        let fine = try entries("y", user: user, count: 2, tag: "fine")
+        let orphan = try entries("z", user: 987_654, count: 2, tag: "orphan")  // no such user
+
+        let loop = EventLoop()
+        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, masterKey: TestDatabase.masterKey, logger: Logger(label: "test"))
+        var outcomes: [String: [EventStore.AppendOutcome]] = [:]
+        var phase = 0
+        func record(_ key: String, _ o: EventStore.AppendOutcome) {
+            outcomes[key, default: []].append(o)
+            if outcomes.values.reduce(0, { $0 + $1.count }) == 4 { store.stop() }
+        }
+        store.onReady = {
+            guard phase == 0 else { return }
+            phase = 1
+            // One loop turn: one batch holding both documents.
+            for (doc, list) in [("y", fine), ("z", orphan)] {
+                var prev: [UInt8] = []
+                for e in list {
+                    store.append(e, doc: doc, after: prev, checkDuplicates: false) { record(doc, $0) }
+                    prev = e.hash
+                }
+            }
+        }
+        store.start()
+        loop.run()
+        func committed(_ o: EventStore.AppendOutcome) -> Bool { if case .committed = o { return true }; return false }
+        XCTAssertEqual(outcomes["y"]?.map(committed), [true, true], "the other document commits")
+        XCTAssertEqual(outcomes["z"]?.count, 2)
+        for o in outcomes["z"] ?? [] {
+            guard case let .failed(e) = o else { return XCTFail("the refused document's entries must fail, got \(o)") }
+            XCTAssertEqual(e.code, .internal)
+            XCTAssertTrue(e.message.contains("no user"), e.message)
+        }
+        XCTAssertEqual(try db.db.query("SELECT tx FROM log WHERE doc = 'y' ORDER BY seq").values, [["fine0"], ["fine1"]])
+        XCTAssertEqual(try db.db.query("SELECT count(*) FROM log WHERE doc = 'z'").values, [["0"]])
+        XCTAssertEqual(try db.db.query("SELECT seq FROM documents WHERE id = 'z'").values, [["0"]])
+        XCTAssertNil(try Verify.document("y", db: db.db))
+    }
+
     /// Entries of a document queued behind a batch of it that fails are
     /// never acknowledged: each claims the head the one before it would have
     /// left, so once that one is refused none after it can commit (issue 25:

@@ -91,6 +91,21 @@ public struct Document: Sendable, Equatable {
         return result
     }
 
+    /// `update` of a node that may not be there (nil), with a body that may
+    /// throw (leaving the node as the body left it).
+    mutating func updateIfPresent<T>(_ id: Key, _ body: (inout Node) throws(RewindError) -> T) throws(RewindError) -> T? {
+        guard let i = nodes.index(forKey: id) else { return nil }
+        func change(_ n: inout Node) throws(RewindError) -> (T, text: Int, props: Int) {
+            let before = n.text.count, beforeProps = n.propBytes
+            let result = try body(&n)
+            return (result, n.text.count - before, n.propBytes - beforeProps)
+        }
+        let (result, text, props) = try change(&nodes.values[i])
+        textScalars += text
+        propBytes += props
+        return result
+    }
+
     mutating func reparent(_ id: Key, to parent: Key, at index: Int) {
         let old = nodes[id]!.parent!
         let i = nodes[old]!.children.firstIndex(of: id)!

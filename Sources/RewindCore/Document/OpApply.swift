@@ -35,6 +35,41 @@ extension Document {
         for op in ops { _ = try apply(op, limits: Limits.unbounded) }
     }
 
+    /// `set` of a prop (the most common op): the node is changed where the
+    /// table holds it — one look-up, and no copy of it (reading it through
+    /// `nodes[id]` first copied its every field). Returns the old value.
+    private mutating func setProp(_ id: Key, _ k: Key, _ value: JSON, limits: Limits) throws(RewindError) -> JSON {
+        let documentPropBytes = propBytes
+        guard let old = try updateIfPresent(id, { (n: inout Node) throws(RewindError) -> JSON in
+            try Self.setProp(&n, k, value, documentPropBytes: documentPropBytes, limits: limits)
+        }) else { throw .notFound("node \"\(id)\" does not exist") }
+        return old
+    }
+
+    /// Returns the old value; `n` is unchanged if it throws.
+    private static func setProp(_ n: inout Node, _ k: Key, _ value: JSON, documentPropBytes: Int,
+                                limits: Limits) throws(RewindError) -> JSON {
+        let old = n.props[k] ?? .null
+        if !value.isNull && old.isNull && n.props.count >= limits.maxPropsPerNode {
+            throw .badRequest("a node holds at most \(limits.maxPropsPerNode) props")
+        }
+        let oldBytes = old.isNull ? 0 : Node.propBytes(k, old)
+        let valueBytes = value.isNull ? 0 : value.encodedSize
+        let newBytes = value.isNull ? 0 : k.string.utf8.count + valueBytes
+        if !value.isNull {
+            try Node.checkPropValue(encodedSize: valueBytes, limits: limits)
+            guard n.propBytes - oldBytes + newBytes <= limits.maxNodePropBytes else {
+                throw RewindError(.tooLarge, "the props of one node hold at most \(limits.maxNodePropBytes) bytes")
+            }
+            guard documentPropBytes - oldBytes + newBytes <= limits.maxDocumentPropBytes else {
+                throw RewindError(.tooLarge, "a document holds at most \(limits.maxDocumentPropBytes) bytes of props")
+            }
+        }
+        if value.isNull { n.props.removeValue(forKey: k) } else { n.props[k] = value }
+        n.propBytes += newBytes - oldBytes
+        return old
+    }
+
     public mutating func apply(_ op: Op, limits: Limits) throws(RewindError) -> (applied: Op, inverse: Op) {
         switch op {
         case let .create(spec, parent, index):
@@ -67,8 +102,10 @@ extension Document {
             return (op, .create(spec, parent: parent, index: index))
 
         case let .set(id, key, value):
+            let settable = NodeField.settable(key)
+            if case .some(.none) = settable { return (op, .set(id, key: key, value: try setProp(id, Key(key), value, limits: limits))) }
             guard let n = nodes[id] else { throw .notFound("node \"\(id)\" does not exist") }
-            guard let field = NodeField.settable(key) else {
+            guard let field = settable else {
                 throw .badRequest("`\(key)` cannot be changed with set")
             }
             switch field {
@@ -86,28 +123,7 @@ extension Document {
                 }
                 return (op, .set(id, key: key, value: .bool(old)))
             case nil:
-                let k = Key(key)
-                let old = n.props[k] ?? .null
-                if !value.isNull && old.isNull && n.props.count >= limits.maxPropsPerNode {
-                    throw .badRequest("a node holds at most \(limits.maxPropsPerNode) props")
-                }
-                let oldBytes = old.isNull ? 0 : Node.propBytes(k, old)
-                let valueBytes = value.isNull ? 0 : value.encodedSize
-                let newBytes = value.isNull ? 0 : k.string.utf8.count + valueBytes
-                if !value.isNull {
-                    try Node.checkPropValue(encodedSize: valueBytes, limits: limits)
-                    guard n.propBytes - oldBytes + newBytes <= limits.maxNodePropBytes else {
-                        throw RewindError(.tooLarge, "the props of one node hold at most \(limits.maxNodePropBytes) bytes")
-                    }
-                    guard propBytes - oldBytes + newBytes <= limits.maxDocumentPropBytes else {
-                        throw RewindError(.tooLarge, "a document holds at most \(limits.maxDocumentPropBytes) bytes of props")
-                    }
-                }
-                update(id) { node in
-                    if value.isNull { node.props.removeValue(forKey: k) } else { node.props[k] = value }
-                    node.propBytes += newBytes - oldBytes
-                }
-                return (op, .set(id, key: key, value: old))
+                return (op, .set(id, key: key, value: try setProp(id, Key(key), value, limits: limits)))
             }
 
         case let .move(id, parent, index):
