@@ -238,6 +238,7 @@ final class DocumentRuntime {
             return request.replies.forEach { $0(.failure(error)) }
         }
         if entries.isEmpty { return request.replies.forEach { $0(.success(outcome)) } }
+        if entries.count == 1 { return enqueue(entries.removeLast(), after: after, request: request, outcome: outcome) }  // moved, not copied
         var prev = after
         for (i, e) in entries.enumerated() {
             enqueue(e, after: prev, request: i == entries.count - 1 ? request : nil, outcome: outcome)
@@ -265,11 +266,13 @@ final class DocumentRuntime {
 
     /// Hands a sealed entry to the store, which commits it only on top of
     /// the entry whose hash is `after` (what it was computed against).
-    private func enqueue(_ entry: LogEntry, after: [UInt8], request: Request?, outcome: CommandResult) {
-        pending.append(Pending(entry: entry, seq: entry.seq, request: request, outcome: outcome))
+    private func enqueue(_ entry: consuming LogEntry, after: [UInt8], request: Request?, outcome: CommandResult) {
         let generation = self.generation
         let seq = entry.seq
-        store.append(entry, doc: id, after: after, checkDuplicates: !speculative.knowsAllTransactions) { [self] result in
+        let row = entry.row(doc: id)
+        // Pending before the store has it: an append that fails at once answers (`appendDone`) before returning.
+        pending.append(Pending(entry: entry, seq: seq, request: request, outcome: outcome))  // its last use: moved in
+        store.append(row, after: after, checkDuplicates: !speculative.knowsAllTransactions) { [self] result in
             self.appendDone(seq, generation: generation, result)
         }
     }
@@ -279,7 +282,9 @@ final class DocumentRuntime {
         // they were built on an entry that never committed, so they cannot have.
         guard generation == self.generation, !pending.isEmpty, pending[0].seq == seq else { return }
         if case .committed = result {
-            let first = pending.removeFirst()  // moved out: a copy retained every string of the entry, and released them after
+            // Moved out (a copy retained every string of the entry, and released
+            // them after); `removeFirst` copies, `removeLast` moves: most often it is the only one.
+            let first = pending.count == 1 ? pending.removeLast() : pending.removeFirst()
             do { try commit(first.entry, trusted: true) } catch {
                 return halt(error, with: first.request)
             }

@@ -54,7 +54,7 @@ public final class EventStore {
         let checkDuplicates: Bool
         let done: (AppendOutcome) -> Void
 
-        init(row: LogRow, after: [UInt8], checkDuplicates: Bool, done: @escaping (AppendOutcome) -> Void) {
+        init(row: consuming LogRow, after: [UInt8], checkDuplicates: Bool, done: @escaping (AppendOutcome) -> Void) {
             doc = row.doc; seq = row.seq; isEvent = row.entry == "event"; txDigest = row.txDigest
             self.row = row; self.after = after; self.checkDuplicates = checkDuplicates; self.done = done
         }
@@ -190,7 +190,11 @@ public final class EventStore {
     /// transaction of the document (restored from a snapshot), so the
     /// statement also looks its transaction up in the log.
     public func append(_ entry: LogEntry, doc: String, after: [UInt8], checkDuplicates: Bool, _ done: @escaping (AppendOutcome) -> Void) {
-        let row = entry.row(doc: doc)
+        append(entry.row(doc: doc), after: after, checkDuplicates: checkDuplicates, done)
+    }
+
+    /// The same, for an entry already in its stored form.
+    public func append(_ row: consuming LogRow, after: [UInt8], checkDuplicates: Bool, _ done: @escaping (AppendOutcome) -> Void) {
         let w = writer(for: row.doc)
         guard w.connection.isReady else {
             done(.failed(.storage("not connected to PostgreSQL")))
