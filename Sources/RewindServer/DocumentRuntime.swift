@@ -143,12 +143,14 @@ final class DocumentRuntime {
     /// `open`s under way on any connection (they subscribe when done).
     var opensInFlight = 0
     var hasPending: Bool { !pending.isEmpty }
-    /// The speculative history: what the next command will see.
-    var history: UndoHistory { speculative.history }
+    /// The speculative history: what the next command will see. (Read in
+    /// place: a getter copied the history, retaining each of its tables, at
+    /// every read — the prompt state read the ledger after every commit.)
+    var history: UndoHistory { _read { yield speculative.history } }
     /// The speculative ledger: the committed state plus the commands still
     /// being committed. Requests that read the document (focus, the chain,
     /// hit-testing) see it, so they see what the same terminal sent before them.
-    var current: DocumentLedger { speculative }
+    var current: DocumentLedger { _read { yield speculative } }
     /// Loaded and following the log: `committed` is the head as this instance knows it.
     var isReady: Bool { state == .ready }
     /// `whenReady` would run its body at once: ready, and nothing queued before it.

@@ -13,9 +13,15 @@ public struct UndoPromptState: Sendable, Equatable {
     /// The state for `user` in `scope`; a viewer (`canEdit` false) can undo
     /// nothing, not even the groups it made while it could edit.
     public init(history h: UndoHistory, user: Int64, scope: Key?, canEdit: Bool, presented: [String]) {
-        let tops = canEdit ? h.tops(user: user, scope: scope) : (false, nil, false, nil)
+        self.init(tops: canEdit ? h.tops(user: user, scope: scope) : nil, scope: scope, presented: presented)
+    }
+
+    /// From `UndoHistory.tops` read by the caller (nil: the terminal cannot
+    /// edit), so that a history held by a class is read where it is, not
+    /// copied into an argument (the server checks this after every commit).
+    public init(tops: (canUndo: Bool, undoAction: String?, canRedo: Bool, redoAction: String?)?, scope: Key?, presented: [String]) {
         self.scope = scope
-        (canUndo, undoAction, canRedo, redoAction) = tops
+        (canUndo, undoAction, canRedo, redoAction) = tops ?? (false, nil, false, nil)
         self.presented = presented
     }
 

@@ -66,8 +66,8 @@ final class PromptStates {
             if let k = known.first(where: { $0.inputs == inputs }) {
                 state = k.state
             } else {
-                state = UndoPromptState(history: d.committed.history, user: user, scope: inputs.scope,
-                                        canEdit: canEdit!, presented: inputs.presented)
+                state = UndoPromptState(tops: canEdit! ? d.committed.history.tops(user: user, scope: inputs.scope) : nil,
+                                        scope: inputs.scope, presented: inputs.presented)
                 known.append((inputs, state))
             }
             push(state, of: d, to: c, force: false)
