@@ -153,9 +153,12 @@ END $$;
 
 CREATE FUNCTION public.rewind_notify_log() RETURNS trigger
     LANGUAGE plpgsql
+    SET enable_nestloop TO 'off'
     AS $$
 BEGIN
-    PERFORM pg_notify('rewind_log', NEW.seq || ' ' || NEW.head || ' ' || NEW.id);
+    PERFORM pg_notify('rewind_log', n.seq || ' ' || n.head || ' ' || n.id)
+    FROM new_docs n JOIN old_docs o ON o.id = n.id
+    WHERE n.seq IS DISTINCT FROM o.seq;
     RETURN NULL;
 END $$;
 
@@ -553,7 +556,7 @@ CREATE TRIGGER documents_deleted AFTER UPDATE OF deleted_at ON public.documents 
 -- Name: documents documents_notify_log; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER documents_notify_log AFTER UPDATE OF seq ON public.documents FOR EACH ROW WHEN ((new.seq IS DISTINCT FROM old.seq)) EXECUTE FUNCTION public.rewind_notify_log();
+CREATE TRIGGER documents_notify_log AFTER UPDATE ON public.documents REFERENCING OLD TABLE AS old_docs NEW TABLE AS new_docs FOR EACH STATEMENT EXECUTE FUNCTION public.rewind_notify_log();
 
 
 --

@@ -1,0 +1,52 @@
+import RewindCore
+import RewindStore
+import XCTest
+
+/// `rewind_log` notices (schema 009, per statement since 016): each document
+/// whose head moved in a statement is announced once, "<seq> <version> <doc>",
+/// when the transaction commits; an UPDATE that moves no head announces nothing.
+/// Other instances and `rewind tail` follow the log by them.
+final class LogNoticeTests: XCTestCase {
+    func testEveryHeadMovedByAStatementIsAnnouncedOnceAndNothingElse() throws {
+        let db = try TestDatabase()
+        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
+        for d in ["a", "b", "c"] { try db.db.query("INSERT INTO documents (id, owner) VALUES ($1, $2)", [d, String(user)]) }
+        let listener = try Database(db.conninfo)
+        try listener.listen("rewind_log")
+        func notices() throws -> [String] {
+            var out: [String] = []
+            while let n = try listener.nextNotice(timeoutMs: 300) { if n.channel == "rewind_log" { out.append(n.payload) } }
+            return out.sorted()
+        }
+
+        // Two heads moved in one statement (as a batch's claim does), one row left as it was.
+        try db.db.execute(script: "UPDATE documents SET seq = seq + 2, head = head + 1 WHERE id IN ('a', 'b', 'c') AND id <> 'c'")
+        XCTAssertEqual(try notices(), ["2 1 a", "2 1 b"])
+        // A title, a deletion: no head moved, nothing announced.
+        try db.db.execute(script: "UPDATE documents SET title = 'T' WHERE id IN ('a', 'c')")
+        try db.db.execute(script: "UPDATE documents SET deleted_at = now() WHERE id = 'b'")
+        XCTAssertEqual(try notices(), [])
+        // Rolled back: nothing.
+        try db.db.execute(script: "BEGIN; UPDATE documents SET seq = 9 WHERE id = 'c'; ROLLBACK")
+        XCTAssertEqual(try notices(), [])
+    }
+
+    /// A database migrated across 016 announces as before (an instance of an
+    /// older release reads the same notices).
+    func testTheNoticesAreTheSameBeforeAndAfterMigration016() throws {
+        var payloads: [[String]] = []
+        for upTo in [15, 16] {
+            let db = try TestDatabase(upTo: upTo)
+            let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
+            for d in ["x", "y"] { try db.db.query("INSERT INTO documents (id, owner) VALUES ($1, $2)", [d, String(user)]) }
+            let listener = try Database(db.conninfo)
+            try listener.listen("rewind_log")
+            try db.db.execute(script: "UPDATE documents SET seq = 3, head = 2")
+            var got: [String] = []
+            while let n = try listener.nextNotice(timeoutMs: 300) { got.append(n.payload) }
+            payloads.append(got.sorted())
+        }
+        XCTAssertEqual(payloads[0], ["3 2 x", "3 2 y"])
+        XCTAssertEqual(payloads[1], payloads[0])
+    }
+}
