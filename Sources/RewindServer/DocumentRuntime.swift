@@ -232,19 +232,22 @@ final class DocumentRuntime {
         } catch {
             // Marks recorded before a failing revert must not stay speculative
             // without being stored: store them (they are complete on their own).
-            var prev = after
-            for e in entries {
-                enqueue(e, after: prev, request: nil, outcome: .marked)
-                prev = e.hash
-            }
+            enqueue(consume entries, after: after, request: nil, outcome: .marked)
             return request.replies.forEach { $0(.failure(error)) }
         }
         if entries.isEmpty { return request.replies.forEach { $0(.success(outcome)) } }
-        if entries.count == 1 { return enqueue(entries.removeLast(), after: after, request: request, outcome: outcome) }  // moved, not copied
+        enqueue(consume entries, after: after, request: request, outcome: outcome)  // handed over: not copied to be reversed
+    }
+
+    /// A command's entries in order, each after the one before; `request`
+    /// goes with the last. Each is moved out of the list (a copy retained every string of it).
+    private func enqueue(_ entries: consuming [LogEntry], after: [UInt8], request: Request?, outcome: CommandResult) {
         var prev = after
-        for (i, e) in entries.enumerated() {
-            enqueue(e, after: prev, request: i == entries.count - 1 ? request : nil, outcome: outcome)
-            prev = e.hash
+        entries.reverse()
+        while let e = entries.popLast() {
+            let hash = e.hash
+            enqueue(e, after: prev, request: entries.isEmpty ? request : nil, outcome: outcome)
+            prev = hash
         }
     }
 

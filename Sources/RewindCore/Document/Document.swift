@@ -78,24 +78,14 @@ public struct Document: Sendable, Equatable {
     }
 
     @discardableResult
-    mutating func update<T>(_ id: Key, _ body: (inout Node) -> T) -> T {
-        // One lookup of the node, changed in place (each `nodes[id]` hashes the key).
-        func change(_ n: inout Node) -> (T, text: Int, props: Int) {
-            let before = n.text.count, beforeProps = n.propBytes
-            let result = body(&n)
-            return (result, n.text.count - before, n.propBytes - beforeProps)
-        }
-        let (result, text, props) = change(&nodes[id]!)
-        textScalars += text
-        propBytes += props
-        return result
-    }
+    mutating func update<T>(_ id: Key, _ body: (inout Node) -> T) -> T { updateIfPresent(id, body)! }
 
-    /// `update` of a node that may not be there (nil), with a body that may
-    /// throw (leaving the node as the body left it).
-    mutating func updateIfPresent<T>(_ id: Key, _ body: (inout Node) throws(RewindError) -> T) throws(RewindError) -> T? {
+    /// Changes node `id` where the table holds it (one look-up, no copy of
+    /// it), keeping the document's totals; nil if there is no such node. A
+    /// body that throws leaves the node as it left it.
+    mutating func updateIfPresent<T, E: Error>(_ id: Key, _ body: (inout Node) throws(E) -> T) throws(E) -> T? {
         guard let i = nodes.index(forKey: id) else { return nil }
-        func change(_ n: inout Node) throws(RewindError) -> (T, text: Int, props: Int) {
+        func change(_ n: inout Node) throws(E) -> (T, text: Int, props: Int) {
             let before = n.text.count, beforeProps = n.propBytes
             let result = try body(&n)
             return (result, n.text.count - before, n.propBytes - beforeProps)

@@ -267,57 +267,48 @@ public struct UndoHistory: Sendable {
         g.isUndone = e.kind == .undo
         g.typingNode = nil  // an undone or redone group takes no more typing
         groups[key] = g
-        let levels = self.levels
-        let dropped = Self.changed(&stacks[sk, default: Stacks()], levels: levels) { s in
-            if e.kind == .undo {
-                s.undo.removeAll { $0 == key }
-                s.redo.append(key)
-            } else {
-                s.redo.removeAll { $0 == key }
-                s.undo.append(key)
-            }
+        // Changed where the table holds them (a stack taken out with
+        // `var s = stacks[sk]` and stored back was copied whole).
+        let i = stackIndex(sk)
+        if e.kind == .undo {
+            stacks.values[i].undo.removeAll { $0 == key }
+            stacks.values[i].redo.append(key)
+        } else {
+            stacks.values[i].redo.removeAll { $0 == key }
+            stacks.values[i].undo.append(key)
         }
-        for k in dropped { groups[k] = nil }
+        dropPastLevels(at: i)
     }
 
     /// Pushes a closed group onto the user's undo stack (`at`: where `stacks`
-    /// holds it, when the caller looked it up) and drops the oldest groups past
-    /// `levels` — in place: no list of them made, and the stack looked up once.
+    /// holds it, when the caller looked it up) and drops the oldest past `levels`.
     private mutating func push(_ key: GroupKey, onto sk: StackKey, at known: Dictionary<StackKey, Stacks>.Index? = nil) {
-        let i: Dictionary<StackKey, Stacks>.Index
-        if let known {
-            i = known
-        } else if let found = stacks.index(forKey: sk) {
-            i = found
-        } else {
-            stacks[sk] = Stacks()
-            i = stacks.index(forKey: sk)!
-        }
+        let i = known ?? stackIndex(sk)
         stacks.values[i].undo.append(key)
-        let over = levels > 0 ? stacks.values[i].undo.count - levels : 0
-        guard over > 0 else { return }
-        for k in stacks.values[i].undo[..<over] { groups[k] = nil }
-        stacks.values[i].undo.removeFirst(over)
+        dropPastLevels(at: i)
     }
 
-    /// Changes a user's stacks where the dictionary holds them (one lookup;
-    /// a stack taken out with `var s = stacks[sk]` and stored back was
-    /// shared with the dictionary's copy while changed, so it was copied
-    /// whole), then drops the oldest groups past `levels` and returns them:
-    /// their groups are the caller's to remove.
-    private static func changed(_ s: inout Stacks, levels: Int, _ change: (inout Stacks) -> Void) -> [GroupKey] {
-        change(&s)
-        guard levels > 0, s.undo.count > levels || s.redo.count > levels else { return [] }
-        var dropped: [GroupKey] = []
-        if s.undo.count > levels {
-            dropped += s.undo[..<(s.undo.count - levels)]
-            s.undo.removeFirst(s.undo.count - levels)
+    /// Where `stacks` holds `sk`'s stacks, empty ones added if it had none.
+    private mutating func stackIndex(_ sk: StackKey) -> Dictionary<StackKey, Stacks>.Index {
+        if let i = stacks.index(forKey: sk) { return i }
+        stacks[sk] = Stacks()
+        return stacks.index(forKey: sk)!
+    }
+
+    /// Drops the oldest groups past `levels` from both stacks at `i`, and
+    /// their groups — in place: no list of them made.
+    private mutating func dropPastLevels(at i: Dictionary<StackKey, Stacks>.Index) {
+        guard levels > 0 else { return }
+        let overUndo = stacks.values[i].undo.count - levels
+        if overUndo > 0 {
+            for k in stacks.values[i].undo[..<overUndo] { groups[k] = nil }
+            stacks.values[i].undo.removeFirst(overUndo)
         }
-        if s.redo.count > levels {
-            dropped += s.redo[..<(s.redo.count - levels)]
-            s.redo.removeFirst(s.redo.count - levels)
+        let overRedo = stacks.values[i].redo.count - levels
+        if overRedo > 0 {
+            for k in stacks.values[i].redo[..<overRedo] { groups[k] = nil }
+            stacks.values[i].redo.removeFirst(overRedo)
         }
-        return dropped
     }
 
     // MARK: Helpers

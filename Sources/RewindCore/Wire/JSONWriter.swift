@@ -45,7 +45,6 @@ public struct JSONWriter {
         write(raw: d.description)
     }
 
-
     /// Bytes already encoded (a prefix built elsewhere, punctuation).
     public mutating func write(raw b: [UInt8]) { bytes.append(contentsOf: b) }
     /// Text already encoded (JSON built elsewhere).
