@@ -198,8 +198,8 @@ final class DocumentRuntime {
                     }
                     return
                 case let .appended(event):
-                    entries.append(.event(event))
                     outcome = .version(event.version)
+                    entries.append(.event(consume event))  // moved: a copy retained each of its strings
                 }
             case let .revert(r, closing):
                 for c in closing where speculative.history.open[c.group] != nil {

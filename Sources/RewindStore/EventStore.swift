@@ -201,7 +201,7 @@ public final class EventStore {
             return
         }
         if !w.queuedBehindInFlight && w.batchesInFlight > 0 && w.docsInFlight[row.doc] != nil { w.queuedBehindInFlight = true }
-        w.queued.append(PendingAppend(row: row, after: after, checkDuplicates: checkDuplicates, done: done))
+        w.queued.append(PendingAppend(row: consume row, after: after, checkDuplicates: checkDuplicates, done: done))
     }
 
     private func sendBatch(_ w: Writer) {

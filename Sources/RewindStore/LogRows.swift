@@ -286,23 +286,29 @@ enum LogRows {
         var check = [UInt8]()
         check.reserveCapacity(n * 5)
         var checkCount = 0
+        // Rows are read where their arrays hold them: `for r in c.rows` (and
+        // `c.rows.last`) copied each row, retaining and releasing every one of
+        // its strings (callgrind: ~1,400 instructions a row).
         for c in claims {
-            guard let last = c.rows.last else { continue }
-            cDoc.append(c.doc)
-            cExpected.append(c.expectedSeq)
-            cExpectedHash.append(bytes: c.expectedHash)
-            cSeq.append(last.seq)
-            cVersion.append(last.version)
-            cHash.append(bytes: last.hash)
-            for r in c.rows {
-                doc.append(r.doc); seq.append(r.seq); version.append(r.version); entry.append(r.entry)
-                id.append(uuid: r.id); user.append(r.userID); client.append(r.client); kind.append(r.kind)
-                grp.append(r.group); action.append(r.action); tx.append(r.tx); digest.append(r.txDigest)
-                base.append(r.base); ops.append(r.ops); inverse.append(r.inverse); refers.append(r.refers)
-                meta.append(r.meta); time.append(r.time); hash.append(bytes: r.hash)
-                check.append(0); check.append(0); check.append(0); check.append(1)  // length 1 (a literal array here is allocated per row)
-                check.append(c.checkDuplicates ? 1 : 0)
-                checkCount += 1
+            c.rows.withUnsafeBufferPointer { rows in
+                guard !rows.isEmpty else { return }
+                let last = rows.count - 1
+                cDoc.append(c.doc)
+                cExpected.append(c.expectedSeq)
+                cExpectedHash.append(bytes: c.expectedHash)
+                cSeq.append(rows[last].seq)
+                cVersion.append(rows[last].version)
+                cHash.append(bytes: rows[last].hash)
+                for i in rows.indices {
+                    doc.append(rows[i].doc); seq.append(rows[i].seq); version.append(rows[i].version); entry.append(rows[i].entry)
+                    id.append(uuid: rows[i].id); user.append(rows[i].userID); client.append(rows[i].client); kind.append(rows[i].kind)
+                    grp.append(rows[i].group); action.append(rows[i].action); tx.append(rows[i].tx); digest.append(rows[i].txDigest)
+                    base.append(rows[i].base); ops.append(rows[i].ops); inverse.append(rows[i].inverse); refers.append(rows[i].refers)
+                    meta.append(rows[i].meta); time.append(rows[i].time); hash.append(bytes: rows[i].hash)
+                    check.append(0); check.append(0); check.append(0); check.append(1)  // length 1 (a literal array here is allocated per row)
+                    check.append(c.checkDuplicates ? 1 : 0)
+                    checkCount += 1
+                }
             }
         }
         // bool[]: built by hand (element type 16, one byte per element).

@@ -210,7 +210,7 @@ public struct DocumentLedger: Sendable {
                           userName: s.userName, client: s.client, group: group, kind: s.kind == .restore ? .restore : .edit, action: s.action ?? s.groupAction,
                           base: s.base, ops: applied.ops, inverse: applied.inverse, refers: nil, time: s.time, meta: meta)
         record(event)
-        var sealed = event
+        var sealed = consume event  // its last use: moved, not copied
         // Applying seldom changes the ops (only a rebase does): then their text is the one already made.
         seal(&sealed, plainOps: applied.ops == s.ops ? String(decoding: opsJSON, as: UTF8.self) : nil)
         return .appended(sealed)
@@ -317,7 +317,7 @@ public struct DocumentLedger: Sendable {
     /// Gives an entry just recorded its position, stored text and hash, and makes it the head.
     mutating func seal(_ e: inout Event, plainOps: String? = nil) {
         e.seq = seq
-        e.stored = Event.StoredText(e, cipher: cipher, plainOps: plainOps)
+        e.stored = Event.StoredText(ops: e.ops, inverse: e.inverse, meta: e.meta, cipher: cipher, plainOps: plainOps)
         e.hash = e.chainHash(after: headHash)
         headHash = e.hash
     }

@@ -144,9 +144,15 @@ extension Event.StoredText {
     /// event is sealed, and with `cipher` the ops and inverse sealed with the document's key.
     /// `plainOps`: the ops' JSON text when the caller has it already.
     public init(_ e: Event, cipher: DocumentCipher? = nil, plainOps known: String? = nil) {
-        let plainOps = known ?? String(decoding: Op.encodedList(e.ops), as: UTF8.self)
+        self.init(ops: e.ops, inverse: e.inverse, meta: e.meta, cipher: cipher, plainOps: known)
+    }
+
+    /// The same from the parts of the event it reads (sealing an event in
+    /// place: passing the event itself while setting its `stored` copied it whole).
+    init(ops eventOps: [Op], inverse eventInverse: [Op], meta eventMeta: EventMeta, cipher: DocumentCipher?, plainOps known: String?) {
+        let plainOps = known ?? String(decoding: Op.encodedList(eventOps), as: UTF8.self)
         self.plainOps = plainOps
-        let plainInverse = String(decoding: Op.encodedList(e.inverse), as: UTF8.self)
+        let plainInverse = String(decoding: Op.encodedList(eventInverse), as: UTF8.self)
         if let cipher {
             ops = cipher.sealEntry(ops: plainOps, inverse: plainInverse)
             inverse = DocumentCipher.inverseInOps
@@ -154,7 +160,7 @@ extension Event.StoredText {
             ops = plainOps
             inverse = plainInverse
         }
-        meta = e.meta.isEmpty ? nil : JSONWriter.string(e.meta.json)
+        meta = eventMeta.isEmpty ? nil : JSONWriter.string(eventMeta.json)
     }
 }
 

@@ -26,28 +26,25 @@ struct BinaryArray {
     }
 
     mutating func append(_ s: String?) {
-        guard var s else { return appendNull() }
+        guard let s else { return appendNull() }
         precondition(type == .text)
-        s.withUTF8 { b in
-            put32(Int32(b.count))
-            put(UnsafeRawBufferPointer(b))
+        // A native string's bytes are read in place (`withUTF8` needs a
+        // mutable copy of the string); any other is made contiguous once.
+        if s.utf8.withContiguousStorageIfAvailable({ element(UnsafeRawBufferPointer($0)) }) == nil {
+            var copy = s
+            copy.withUTF8 { element(UnsafeRawBufferPointer($0)) }
         }
-        count += 1
     }
 
     mutating func append(_ v: Int64?) {
         guard let v else { return appendNull() }
         precondition(type == .int8)
-        put32(8)
-        put(v.bigEndian)
-        count += 1
+        withUnsafeBytes(of: v.bigEndian) { element($0) }
     }
 
     mutating func append(bytes: [UInt8]) {
         precondition(type == .bytea || type == .uuid)
-        put32(Int32(bytes.count))
-        bytes.withUnsafeBytes { put($0) }
-        count += 1
+        bytes.withUnsafeBytes { element($0) }
     }
 
     /// A uuid in its text form (`8-4-4-4-12` hex digits) as its 16 bytes,
@@ -64,9 +61,7 @@ struct BinaryArray {
             _ = Self.hexBytes(uuid) { _, b in bytes.append(b) }
             return append(bytes: bytes)
         }
-        put32(16)
-        withUnsafeBytes(of: &raw) { put($0) }
-        count += 1
+        withUnsafeBytes(of: &raw) { element($0) }
     }
 
     /// Gives `byte` each byte (and its index) that pairs of hex digits in
@@ -100,6 +95,21 @@ struct BinaryArray {
     }
 
     private mutating func put32(_ v: Int32) { put(v.bigEndian) }
+
+    /// One element: its length (4 bytes, big-endian) and its bytes, written
+    /// with one check of room and one access to the buffer (two `put`s, one
+    /// for each, made ~260 instructions an element; 13 of them a row).
+    private mutating func element(_ bytes: UnsafeRawBufferPointer) {
+        let n = bytes.count
+        if used + 4 + n > items.count { items += repeatElement(0, count: max(4 + n, items.count)) }
+        let at = used
+        items.withUnsafeMutableBytes { out in
+            out.storeBytes(of: UInt32(truncatingIfNeeded: n).bigEndian, toByteOffset: at, as: UInt32.self)
+            if n > 0 { (out.baseAddress! + at + 4).copyMemory(from: bytes.baseAddress!, byteCount: n) }
+        }
+        used += 4 + n
+        count += 1
+    }
 
     /// An integer's bytes as they are in memory (the caller made them big-endian).
     private mutating func put<T: FixedWidthInteger>(_ v: T) {
