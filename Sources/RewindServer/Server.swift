@@ -107,6 +107,10 @@ public final class Server {
     private var sweeper: Timer?
     private var signals: [SignalWatcher] = []
     private(set) var shuttingDown = false
+    /// Until PostgreSQL answers, at most `startupWaitMs`; then the listener opens anyway.
+    private var startupWait: Timer?
+    /// Running from `shutdown` until the last commits are answered, at most `shutdownGraceMs`.
+    private var shutdownGrace: Timer?
     /// What a test moved the clock on (`advanceClock`).
     private var clockAdvance: UInt64 = 0
     /// Milliseconds by the loop's clock: what timeouts and rate limits read,
@@ -187,6 +191,7 @@ public final class Server {
             onMetricsListening?(port)
         }
         let wait = Timer(loop: loop)
+        startupWait = wait
         let startListening = { [unowned self] in
             guard self.listener == nil, !self.shuttingDown else { return }
             wait.close()
@@ -202,8 +207,23 @@ public final class Server {
                 self.shutdown()
             }
         }
-        var masterKeyChecked = false
+        var schemaChecked = false, masterKeyChecked = false
         store.onReady = { [unowned self] in
+            // Once, before serving: the database's schema must be this release's
+            // (a server upgraded without `rewind admin migrate` would otherwise
+            // wait for tables that are not there, saying PostgreSQL is unreachable).
+            guard schemaChecked else {
+                return self.store.appliedMigration { [unowned self] result in
+                    guard case let .success(applied) = result else { return }  // PostgreSQL went away: the next onReady asks again
+                    if let refusal = Migrations.refusal(applied: applied) {
+                        self.logger.critical("database schema behind this release; not serving", metadata: ["error": "\(refusal.message)"])
+                        self.listenError = refusal
+                        return self.shutdown()
+                    }
+                    schemaChecked = true
+                    self.store.onReady()
+                }
+            }
             // Once, before serving: the database's data keys must be wrapped with our master key.
             guard masterKeyChecked else {
                 return self.store.claimMasterKey { [unowned self] error in
@@ -432,13 +452,17 @@ public final class Server {
         listener = nil
         for s in signals { s.close() }
         signals = []
+        // Refused before serving (schema, master key) or stopped during the
+        // wait: the wait would keep the loop, and the process, for the rest of it.
+        startupWait?.close()
+        startupWait = nil
         let grace = Timer(loop: loop)
         grace.start(after: config.shutdownGraceMs) { [unowned self] in
-            grace.close()
             self.logger.warning("shutdown grace period over; closing with commits still outstanding")
             self.finishShutdown()
         }
         grace.unref()
+        shutdownGrace = grace
         finishShutdownIfDone()
     }
 
@@ -452,6 +476,8 @@ public final class Server {
     private func finishShutdown() {
         guard !finished else { return }
         finished = true
+        shutdownGrace?.close()  // done: it would warn of commits outstanding that are not
+        shutdownGrace = nil
         for c in sessions.all { c.close(reason: "shutdown", retry: true, message: "server shutting down; reconnect") }
         flushDirty()
         flusher?.close()

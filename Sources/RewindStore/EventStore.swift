@@ -494,6 +494,21 @@ public final class EventStore {
 
     /// Claims the database for this server's master key on first use; an
     /// error when the database's data keys are wrapped with another key.
+    /// The newest migration applied to the database (nil: it has no
+    /// `schema_migrations`, so no Rewind schema), checked before serving it.
+    public func appliedMigration(_ done: @escaping (Result<Int?, RewindError>) -> Void) {
+        query(.init("SELECT to_regclass('schema_migrations') IS NOT NULL", [])) { [self] result in
+            switch result {
+            case let .failure(e): done(.failure(e))
+            case let .success(rows) where rows.count == 1 && rows[0, 0] == "t":
+                query(.init("SELECT max(version) FROM schema_migrations", [])) { result in
+                    done(result.map { rows in rows.count == 1 ? rows[0, 0].flatMap { Int($0) } : nil })
+                }
+            case .success: done(.success(nil))
+            }
+        }
+    }
+
     public func claimMasterKey(_ done: @escaping (RewindError?) -> Void) {
         query(.init(DocumentKeys.claimMasterSQL, [keys.master.id])) { [keys] result in
             switch result {

@@ -3,6 +3,23 @@ import RewindCore
 /// Applies `schema/NNN_name.sql` files in order, each in its own transaction,
 /// recording each in `schema_migrations` so that a second run does nothing.
 public enum Migrations {
+    /// The newest migration this release's code reads and writes (`schema/`'s
+    /// last file; a test holds them equal). A server refuses to serve a
+    /// database behind it — it would fail query by query, or wait forever
+    /// for a table that is not there — and serves one ahead of it (a newer
+    /// release migrated first: migrations keep what older servers use).
+    public static let required = 16
+
+    /// What a server started on a database whose newest migration is `applied` must say (nil: it may serve).
+    public static func refusal(applied: Int?) -> RewindError? {
+        guard let applied else {
+            return RewindError(.unavailable, "the database has no Rewind schema: run `rewind admin migrate` on it first")
+        }
+        guard applied < required else { return nil }
+        return RewindError(.unavailable, "the database's schema is at migration \(applied) and this release needs \(required): run this release's `rewind admin migrate` first",
+                           details: ["applied": .int(Int64(applied)), "required": .int(Int64(required))])
+    }
+
     public struct File: Sendable {
         public let version: Int
         public let name: String

@@ -16,7 +16,8 @@ struct RewindServerCommand: ParsableCommand {
         discussion: """
             The database comes from --database, else REWIND_DATABASE, else the standard
             PGHOST/PGPORT/PGUSER/PGDATABASE variables. Apply the schema first with
-            `rewind admin migrate`. SIGINT/SIGTERM shut down cleanly: commits under way
+            `rewind admin migrate`: a database behind this release's schema is refused
+            (exit 1). SIGINT/SIGTERM shut down cleanly: commits under way
             are answered, then every terminal gets `bye` with retry: true.
             """)
 

@@ -1,0 +1,85 @@
+import Foundation
+import RewindCore
+import RewindStore
+import XCTest
+
+/// Starting and stopping before serving. A server started on a database
+/// whose schema is behind its release (an upgrade without `rewind admin
+/// migrate`) says so and exits; before, it waited for tables that were not
+/// there, logged "PostgreSQL not reachable yet" and answered `unavailable`
+/// for ever. A server stopped before it serves exits at once; before, the
+/// start-up wait kept it for the rest of its 10 s, and it then logged both
+/// "PostgreSQL not reachable yet" and "commits still outstanding".
+final class StartupTests: XCTestCase {
+    func testRequiredIsTheNewestMigrationOfTheSchemaFolder() throws {
+        let newest = try Migrations.load(from: TestDatabase.repositoryRoot + "/schema").map(\.version).max()
+        XCTAssertEqual(Migrations.required, newest, "a new migration: raise Migrations.required with it")
+    }
+
+    func testAServerRefusesADatabaseBehindItsRelease() throws {
+        let db = try TestDatabase(upTo: Migrations.required - 1)
+        let run = try runServer(db.conninfo)
+        XCTAssertNotEqual(run.status, 0)
+        XCTAssertFalse(run.out.contains("listening"), run.out)
+        XCTAssertTrue(run.err.contains("the database's schema is at migration \(Migrations.required - 1) and this release needs \(Migrations.required)"), run.err)
+        XCTAssertTrue(run.err.contains("rewind admin migrate"), run.err)
+        XCTAssertFalse(run.err.contains("not reachable"), run.err)
+        XCTAssertFalse(run.err.contains("commits still outstanding"), run.err)
+    }
+
+    func testAServerRefusesADatabaseWithoutTheSchema() throws {
+        let db = try TestDatabase(users: [], upTo: 0)
+        let run = try runServer(db.conninfo)
+        XCTAssertNotEqual(run.status, 0)
+        XCTAssertTrue(run.err.contains("the database has no Rewind schema: run `rewind admin migrate`"), run.err)
+    }
+
+    /// A newer release may migrate first (migrations keep what older servers use): this one still serves.
+    func testAServerServesADatabaseAheadOfItsRelease() throws {
+        let db = try TestDatabase()
+        try db.db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, 'from_a_newer_release.sql')", [String(Migrations.required + 1)])
+        let server = try ServerProcess(database: db)
+        let alice = try Terminal(port: server.port)
+        try alice.hello("alice", db)
+        XCTAssertEqual(try alice.request("create_doc", [("doc", .string("d"))])["ok"], .bool(true))
+    }
+
+    func testAServerStoppedWhileWaitingForPostgreSQLExitsAtOnce() throws {
+        // Nothing listens on port 1: the server retries, and would open its listener after the start-up wait.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind-server")
+        p.arguments = ["--listen", "127.0.0.1:0", "--database", "host=127.0.0.1 port=1 dbname=none connect_timeout=2", "--log-level", "info"]
+        let err = Pipe()
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = err
+        try p.run()
+        usleep(500_000)
+        kill(p.processIdentifier, SIGTERM)
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, log)
+        XCTAssertTrue(log.contains("shutting down"), log)
+        XCTAssertFalse(log.contains("not reachable yet"), "the start-up wait ran on after the stop: \(log)")
+        XCTAssertFalse(log.contains("commits still outstanding"), log)
+    }
+
+    /// `rewind-server` on `conninfo` until it exits (at most 30 s): status and what it printed.
+    private func runServer(_ conninfo: String) throws -> (status: Int32, out: String, err: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind-server")
+        p.arguments = ["--listen", "127.0.0.1:0", "--database", conninfo, "--log-level", "warning"]
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let deadline = Date().addingTimeInterval(30)
+        while p.isRunning && Date() < deadline { usleep(50_000) }
+        if p.isRunning {
+            p.terminate()
+            p.waitUntilExit()
+            XCTFail("the server did not exit within 30 s")
+        }
+        return (p.terminationStatus, String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+                String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+}
