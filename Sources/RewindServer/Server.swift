@@ -214,11 +214,19 @@ public final class Server {
             // wait for tables that are not there, saying PostgreSQL is unreachable).
             guard schemaChecked else {
                 return self.store.appliedMigration { [unowned self] result in
-                    guard case let .success(applied) = result else { return }  // PostgreSQL went away: the next onReady asks again
-                    if let refusal = Migrations.refusal(applied: applied) {
-                        self.logger.critical("database schema behind this release; not serving", metadata: ["error": "\(refusal.message)"])
-                        self.listenError = refusal
-                        return self.shutdown()
+                    switch result {
+                    case let .failure(e) where e.code == .internal:
+                        // PostgreSQL refused the read itself (a role without SELECT on
+                        // schema_migrations): a guard, not a reason not to serve.
+                        self.logger.warning("cannot read the schema's version; serving without checking it", metadata: ["error": "\(e.message)"])
+                    case .failure:
+                        return  // PostgreSQL went away: the next onReady asks again
+                    case let .success(applied):
+                        if let refusal = Migrations.refusal(applied: applied) {
+                            self.logger.critical("database schema behind this release; not serving", metadata: ["error": "\(refusal.message)"])
+                            self.listenError = refusal
+                            return self.shutdown()
+                        }
                     }
                     schemaChecked = true
                     self.store.onReady()

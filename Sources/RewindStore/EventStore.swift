@@ -492,8 +492,6 @@ public final class EventStore {
         attempt(2)
     }
 
-    /// Claims the database for this server's master key on first use; an
-    /// error when the database's data keys are wrapped with another key.
     /// The newest migration applied to the database (nil: it has no
     /// `schema_migrations`, so no Rewind schema), checked before serving it.
     public func appliedMigration(_ done: @escaping (Result<Int?, RewindError>) -> Void) {
@@ -509,6 +507,8 @@ public final class EventStore {
         }
     }
 
+    /// Claims the database for this server's master key on first use; an
+    /// error when the database's data keys are wrapped with another key.
     public func claimMasterKey(_ done: @escaping (RewindError?) -> Void) {
         query(.init(DocumentKeys.claimMasterSQL, [keys.master.id])) { [keys] result in
             switch result {

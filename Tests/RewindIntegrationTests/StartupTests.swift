@@ -44,6 +44,18 @@ final class StartupTests: XCTestCase {
         XCTAssertEqual(try alice.request("create_doc", [("doc", .string("d"))])["ok"], .bool(true))
     }
 
+    /// The check is a guard: a role that may not read `schema_migrations` is served, with a warning.
+    func testARoleThatCannotReadTheSchemaVersionIsServedWithAWarning() throws {
+        let db = try TestDatabase()
+        try db.db.execute(script: try String(contentsOfFile: TestDatabase.repositoryRoot + "/deploy/roles.sql", encoding: .utf8))
+        try db.db.execute(script: "REVOKE SELECT ON schema_migrations FROM rewind_server")
+        let server = try ServerProcess(database: TestDatabase(reusing: db, conninfo: db.conninfo + " user=rewind_server"))
+        let alice = try Terminal(port: server.port)
+        try alice.hello("alice", db)
+        XCTAssertEqual(try alice.request("create_doc", [("doc", .string("d"))])["ok"], .bool(true))
+        XCTAssertTrue(server.log.contains("cannot read the schema's version; serving without checking it"), server.log)
+    }
+
     func testAServerStoppedWhileWaitingForPostgreSQLExitsAtOnce() throws {
         // Nothing listens on port 1: the server retries, and would open its listener after the start-up wait.
         let p = Process()
