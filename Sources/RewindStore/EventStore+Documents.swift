@@ -1,0 +1,76 @@
+import RewindCore
+
+/// The documents table, access and accounts as the server reads and
+/// changes them: heads, creation and deletion, members and roles, tokens.
+extension EventStore {
+    public struct Head: Sendable, Equatable {
+        public var version: Int64
+        public var seq: Int64
+        /// The hash of the entry at `seq` (nil: not read).
+        public var hash: [UInt8]?
+        public init(version: Int64, seq: Int64, hash: [UInt8]? = nil) { self.version = version; self.seq = seq; self.hash = hash }
+    }
+
+    /// The head (event version and stream position) of `doc`, or nil when there is no such document.
+    /// Read only from a writable primary: a head from a server that is no
+    /// longer one (a demoted primary, for the moment before the connection
+    /// notices) could be behind what was committed; then `unavailable`, and
+    /// the connection goes to find the primary.
+    public func head(doc: String, _ done: @escaping (Result<Head?, RewindError>) -> Void) {
+        let sql = """
+            SELECT d.head, d.seq, d.head_hash, p.stale
+            FROM (SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on' AS stale) p
+            LEFT JOIN documents d ON d.id = $1
+            """
+        query(.init(sql, [doc])) { [connection] result in
+            if case let .success(rows) = result, rows.count == 1, rows[0, 3] == "t" {
+                connection.notPrimary("a head was read from a server that is no longer a writable primary (a failover?)")
+                return done(.failure(.storage("the database is failing over: no writable primary yet")))
+            }
+            done(result.map { rows in
+                guard rows.count == 1, let v = rows.int(0, 0), let s = rows.int(0, 1) else { return nil }
+                return Head(version: v, seq: s, hash: rows[0, 2].flatMap(LogRows.bytea))
+            })
+        }
+    }
+
+    /// Creates a document owned by `owner`; false when the id is taken.
+    public func createDocument(_ doc: String, title: String?, owner: Int64, _ done: @escaping (Result<Bool, RewindError>) -> Void) {
+        query(.init("INSERT INTO documents (id, title, owner) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id",
+                    [doc, title, String(owner)])) { result in
+            done(result.map { $0.count == 1 })
+        }
+    }
+
+    /// Marks `doc` deleted if `owner` owns it and it is not deleted yet; false otherwise.
+    public func deleteDocument(_ doc: String, owner: Int64, _ done: @escaping (Result<Bool, RewindError>) -> Void) {
+        query(.init("UPDATE documents SET deleted_at = now() WHERE id = $1 AND owner = $2 AND deleted_at IS NULL RETURNING id",
+                    [doc, String(owner)])) { result in
+            done(result.map { $0.count == 1 })
+        }
+    }
+
+    /// The owner and members of `doc`, or nil when there is no such document.
+    public func access(doc: String, _ done: @escaping (Result<DocumentAccess?, RewindError>) -> Void) {
+        query(.init(AccessRows.loadSQL, [doc])) { result in done(result.flatMap { rows in Result { () throws(RewindError) in try AccessRows.decode(rows) } }) }
+    }
+
+    /// Gives `user` (a name) `role` on `doc`, or takes it away (nil), as `by`.
+    public func share(doc: String, user: String, role: Role?, by: Int64,
+                      _ done: @escaping (Result<AccessRows.Shared, RewindError>) -> Void)
+    {
+        query(.init(AccessRows.share, AccessRows.shareParams(doc: doc, user: user, role: role, by: by))) { result in
+            done(result.flatMap { rows in Result { () throws(RewindError) in try AccessRows.shared(rows, doc: doc, user: user, role: role) } })
+        }
+    }
+
+    /// The user a token belongs to, or nil for an unknown token.
+    public func authenticate(token: String, _ done: @escaping (Result<(id: Int64, name: String)?, RewindError>) -> Void) {
+        query(.init(Accounts.authenticateSQL, [token])) { result in
+            done(result.map { rows in
+                guard rows.count == 1, let id = rows.int(0, 0), let name = rows[0, 1] else { return nil }
+                return (id: id, name: name)
+            })
+        }
+    }
+}
