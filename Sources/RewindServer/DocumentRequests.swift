@@ -194,7 +194,7 @@ final class DocumentRequests {
         let submission = self.submission(c, doc: doc, tx: tx, base: base, ops: ops, action: action, selection: selection)
         let reply = c.committing { result in
             switch result {
-            case let .success(.version(version)): c.reply(Message.reply(r.id, [("version", .int(version))]))
+            case let .success(.version(version)): c.reply(Message.versionReply(r.id, version: version))
             case .success: c.fail(r, RewindError(.internal, "submit answered with something other than a version"))
             case let .failure(e): c.fail(r, e)
             }

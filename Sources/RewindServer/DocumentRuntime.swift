@@ -147,6 +147,8 @@ final class DocumentRuntime {
     /// place: a getter copied the history, retaining each of its tables, at
     /// every read — the prompt state read the ledger after every commit.)
     var history: UndoHistory { _read { yield speculative.history } }
+    /// The committed history, read in place (what `prompt_state` shows after each commit).
+    var committedHistory: UndoHistory { _read { yield committed.history } }
     /// The speculative ledger: the committed state plus the commands still
     /// being committed. Requests that read the document (focus, the chain,
     /// hit-testing) see it, so they see what the same terminal sent before them.
@@ -158,6 +160,9 @@ final class DocumentRuntime {
     /// Undos and redos waiting for the log of a group older than what the
     /// ledgers hold (`DocumentRuntime+History.swift`).
     var olderLogReads = 0
+    /// Users whose `prompt_state` this loop turn's commits may have changed
+    /// (`PromptStates.checkDue`): kept here, emptied in place each turn.
+    var promptChecksDue = Set<Int64>()
 
     func subscribe(_ c: Connection) { subscribers[c.id] = c }
     func unsubscribe(_ c: Connection) { subscribers[c.id] = nil }

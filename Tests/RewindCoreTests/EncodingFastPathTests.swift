@@ -221,6 +221,10 @@ final class EncodingFastPathTests: XCTestCase {
             let fields: [(String, JSON?)] = (0..<(n % 5)).map { k in ("k\(k)\u{1}\"", values.randomElement(using: &rng)!) }
             let tree = Message.line(.obj([("re", re.map { .int($0) }), ("ok", .bool(true))] + fields))
             XCTAssertEqual(Message.reply(re, fields), tree, "reply \(n)")
+            let version = n % 3 == 0 ? Int64(n) : Int64.random(in: 0...Int64.max, using: &rng)
+            XCTAssertEqual(Message.versionReply(re, version: version),
+                           Message.line(.obj([("re", re.map { .int($0) }), ("ok", .bool(true)), ("version", .int(version))])),
+                           "a submit's reply \(n)")
         }
     }
 

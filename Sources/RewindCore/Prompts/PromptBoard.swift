@@ -113,7 +113,9 @@ public struct PromptBoard: Sendable {
 
     /// The prompts `terminal` shows now that concern `doc` (or no document in particular).
     public func presented(_ terminal: Int, doc: String) -> [String] {
-        queue(of: terminal).presented.filter { id in held[id].map { $0.doc == nil || $0.doc == doc } ?? false }
+        // Most terminals show nothing: answered without a queue made for them (checked after every commit).
+        guard let q = queues[terminal] else { return [] }
+        return q.presented.filter { id in held[id].map { $0.doc == nil || $0.doc == doc } ?? false }
     }
 
     private mutating func take(_ id: String, from terminal: Int) -> [Effect] {

@@ -137,6 +137,22 @@ public enum Message {
         return w.bytes
     }
 
+    /// `{"re":…,"ok":true,"version":…}`, a submit's answer: what `reply(re, [("version", .int(version))])`
+    /// writes, without the list of members made and freed for every commit.
+    public static func versionReply(_ re: Int64?, version: Int64) -> [UInt8] {
+        var w = JSONWriter(capacity: 64)
+        if let re {
+            w.write(raw: "{\"re\":" as StaticString)
+            w.write(int: re)
+            w.write(raw: ",\"ok\":true,\"version\":" as StaticString)
+        } else {
+            w.write(raw: "{\"ok\":true,\"version\":" as StaticString)
+        }
+        w.write(int: version)
+        w.write(raw: "}\n" as StaticString)
+        return w.bytes
+    }
+
     /// A reply to `r`, with its tag.
     public static func reply(to r: Request, _ fields: [(String, JSON?)] = []) -> [UInt8] { reply(r.id, r.replyTag + fields) }
 

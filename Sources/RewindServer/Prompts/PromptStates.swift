@@ -9,8 +9,11 @@ final class PromptStates {
     private let prompts: PromptCenter
     private let access: AccessControl
     private let documents: Documents
-    /// Users whose prompt state edits of this loop turn may have changed, by document.
-    private var toCheck: [ObjectIdentifier: (doc: DocumentRuntime, users: Set<Int64>)] = [:]
+    /// Documents with users whose prompt state edits of this loop turn may
+    /// have changed (each holds its users: `promptChecksDue`). A table keyed
+    /// by document, with a set of users made for it each turn, cost ~1,500
+    /// instructions a commit.
+    private var due: [DocumentRuntime] = []
 
     init(prompts: PromptCenter, access: AccessControl, documents: Documents) {
         self.prompts = prompts
@@ -19,7 +22,7 @@ final class PromptStates {
     }
 
     func state(_ d: DocumentRuntime, for c: Connection) -> UndoPromptState {
-        UndoPromptState(history: d.committed.history, user: c.user!.id, scope: d.undoScope(of: c), canEdit: access.mayEdit(d, c),
+        UndoPromptState(history: d.committedHistory, user: c.user!.id, scope: d.undoScope(of: c), canEdit: access.mayEdit(d, c),
                         presented: prompts.presented(c, doc: d.id))
     }
 
@@ -40,16 +43,28 @@ final class PromptStates {
     /// user's terminals × their edits the largest cost of a commit there).
     /// The push still goes out in the same write as the events and replies.
     func mayHaveChangedThisTurn(_ d: DocumentRuntime, user: Int64) {
-        toCheck[ObjectIdentifier(d), default: (d, [])].users.insert(user)
+        if d.promptChecksDue.isEmpty { due.append(d) }
+        d.promptChecksDue.insert(user)
     }
 
     /// Just before the loop sleeps (`Server.flushDirty`).
     func checkDue() {
-        guard !toCheck.isEmpty else { return }
-        let due = toCheck
-        toCheck = [:]
-        for (d, users) in due.values where !d.halted && documents[d.id] === d {
-            for user in users { mayHaveChanged(d, user: user) }
+        guard !due.isEmpty else { return }
+        var docs: [DocumentRuntime] = []
+        swap(&docs, &due)
+        defer {
+            docs.removeAll(keepingCapacity: true)
+            if due.isEmpty { due = docs }
+        }
+        for d in docs {
+            // Taken out whole, and its storage handed back emptied for the next turn.
+            var users = Set<Int64>()
+            swap(&users, &d.promptChecksDue)
+            if !d.halted && documents[d.id] === d {
+                for user in users { mayHaveChanged(d, user: user) }
+            }
+            users.removeAll(keepingCapacity: true)
+            if d.promptChecksDue.isEmpty { d.promptChecksDue = users }
         }
     }
 
@@ -66,7 +81,7 @@ final class PromptStates {
             if let k = known.first(where: { $0.inputs == inputs }) {
                 state = k.state
             } else {
-                state = UndoPromptState(tops: canEdit! ? d.committed.history.tops(user: user, scope: inputs.scope) : nil,
+                state = UndoPromptState(tops: canEdit! ? d.committedHistory.tops(user: user, scope: inputs.scope) : nil,
                                         scope: inputs.scope, presented: inputs.presented)
                 known.append((inputs, state))
             }
