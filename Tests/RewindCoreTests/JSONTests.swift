@@ -1,5 +1,6 @@
 import XCTest
 @testable import RewindCore
+import RewindTestSupport
 
 final class JSONTests: XCTestCase {
     func roundTrip(_ text: String, file: StaticString = #filePath, line: UInt = #line) throws {
@@ -11,6 +12,27 @@ final class JSONTests: XCTestCase {
     func testIntegersBeyondDoublePrecisionRoundTripExactly() throws {
         try roundTrip(#"{"big":9007199254740993,"min":-9223372036854775808,"max":9223372036854775807}"#)
         XCTAssertEqual(try JSONParser.parse("9007199254740993"), .int(9_007_199_254_740_993))
+    }
+
+    /// Integers are read in place up to 18 digits and through `Int64(_:)` past
+    /// that: every length, both signs, and the edges either side, read as `Int64` reads their text.
+    func testIntegersOfEveryLengthReadAsInt64ReadsThem() throws {
+        var texts = ["0", "-0", "9", "-9", "999999999999999999", "-999999999999999999", "1000000000000000000",
+                     "-1000000000000000000", "9223372036854775807", "-9223372036854775808"]
+        var rng = SeededRandom(seed: 1864)
+        for digits in 1...19 {
+            for _ in 0..<20 {
+                var t = String(Int.random(in: 1...9, using: &rng))
+                for _ in 1..<digits { t += String(Int.random(in: 0...9, using: &rng)) }
+                texts += [t, "-" + t]
+            }
+        }
+        for t in texts {
+            let expected: JSON = Int64(t).map { .int($0) } ?? .double(Double(t)!)
+            XCTAssertEqual(try JSONParser.parse(t), expected, t)
+            XCTAssertEqual(try JSONParser.parse("[\(t)]"), .array([expected]), t)
+        }
+        XCTAssertEqual(try JSONParser.parse("9223372036854775808"), .double(9_223_372_036_854_775_808))  // past Int64: a double, as before
     }
 
     /// The size a value counts against the document's limit is the size of its encoding.

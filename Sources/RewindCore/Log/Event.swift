@@ -136,10 +136,8 @@ public enum Timestamp {
             // Every date a server writes: 24 bytes of fixed width, written
             // where they go (digit by digit, with an append each, it was
             // ~1,400 instructions an event's wire form).
-            let at = out.count
-            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: 24))
-            out.withUnsafeMutableBufferPointer { b in
-                let p = b.baseAddress! + at
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { b in
+                let p = b.baseAddress!
                 func put(_ v: Int, _ width: Int, at i: Int) {
                     var v = v
                     for k in stride(from: width - 1, through: 0, by: -1) {
@@ -154,6 +152,7 @@ public enum Timestamp {
                 put(daySecs / 60 % 60, 2, at: 14); p[16] = UInt8(ascii: ":")
                 put(daySecs % 60, 2, at: 17); p[19] = UInt8(ascii: ".")
                 put(ms, 3, at: 20); p[23] = UInt8(ascii: "Z")
+                out.append(contentsOf: UnsafeBufferPointer(b))
             }
             return
         }

@@ -23,9 +23,10 @@ extension Request {
                 guard let key = try r.readString(), r.take(":") else { return nil }
                 // A duplicate is `decode`'s to name. Keys are compared with each before them, so past
                 // a handful (a submit has at most eight) the line goes to `decode`, which hashes them.
-                guard members.count < 16, ops == nil || !Bytes.equal(key, "ops"),
-                      !members.contains(where: { Bytes.equal($0.key, key) }) else { return nil }
-                if Bytes.equal(key, "ops") {
+                let isOps = Bytes.equal(key, "ops")
+                guard members.count < 16, ops == nil || !isOps,
+                      isOps || !members.contains(where: { Bytes.equal($0.key, key) }) else { return nil }
+                if isOps {
                     guard let list = try Op.readCanonicalList(&r, limits: limits, depth: 1) else { return nil }
                     ops = list
                 } else {
