@@ -58,16 +58,22 @@ final class WritePathTests: XCTestCase {
             phase = 1
             store.append(winner[0], doc: "x", after: [], checkDuplicates: false) { o in
                 outcomes["winner", default: []].append(o)
-                // Now one batch: the stale x entries and y's, in the same loop turn.
-                var prev: [UInt8] = []
-                for e in stale { store.append(e, doc: "x", after: prev, checkDuplicates: false) { outcomes["stale", default: []].append($0) }; prev = e.hash }
-                prev = []
-                for e in fine {
-                    store.append(e, doc: "y", after: prev, checkDuplicates: false) { o in
+                // Now one batch: the stale x entries and y's, in the same loop turn,
+                // interleaved (x y x y y): each document's rows are gathered in order.
+                var prevX: [UInt8] = [], prevY: [UInt8] = []
+                func appendFine(_ e: LogEntry) {
+                    store.append(e, doc: "y", after: prevY, checkDuplicates: false) { o in
                         outcomes["fine", default: []].append(o)
                         if outcomes["fine"]!.count == 3 { store.stop() }
                     }
-                    prev = e.hash
+                    prevY = e.hash
+                }
+                for k in 0..<3 {
+                    if k < stale.count {
+                        store.append(stale[k], doc: "x", after: prevX, checkDuplicates: false) { outcomes["stale", default: []].append($0) }
+                        prevX = stale[k].hash
+                    }
+                    appendFine(fine[k])
                 }
             }
         }
