@@ -119,13 +119,7 @@ public enum Message {
         // Written straight, as `line(.obj(…))` would write it (nil members left out):
         // every commit answers one, and the tree around it was most of its cost.
         var w = JSONWriter(capacity: 64)
-        if let re {
-            w.write(raw: "{\"re\":" as StaticString)
-            w.write(int: re)
-            w.write(raw: ",\"ok\":true" as StaticString)
-        } else {
-            w.write(raw: "{\"ok\":true" as StaticString)
-        }
+        writeReplyHead(re, into: &w)
         for (key, value) in fields {
             guard let value else { continue }
             w.write(raw: "," as StaticString)
@@ -141,16 +135,22 @@ public enum Message {
     /// writes, without the list of members made and freed for every commit.
     public static func versionReply(_ re: Int64?, version: Int64) -> [UInt8] {
         var w = JSONWriter(capacity: 64)
-        if let re {
-            w.write(raw: "{\"re\":" as StaticString)
-            w.write(int: re)
-            w.write(raw: ",\"ok\":true,\"version\":" as StaticString)
-        } else {
-            w.write(raw: "{\"ok\":true,\"version\":" as StaticString)
-        }
+        writeReplyHead(re, into: &w)
+        w.write(raw: ",\"version\":" as StaticString)
         w.write(int: version)
         w.write(raw: "}\n" as StaticString)
         return w.bytes
+    }
+
+    /// `{"re":…,"ok":true` (or `{"ok":true` with no `re`): how every reply begins.
+    private static func writeReplyHead(_ re: Int64?, into w: inout JSONWriter) {
+        if let re {
+            w.write(raw: "{\"re\":" as StaticString)
+            w.write(int: re)
+            w.write(raw: ",\"ok\":true" as StaticString)
+        } else {
+            w.write(raw: "{\"ok\":true" as StaticString)
+        }
     }
 
     /// A reply to `r`, with its tag.
