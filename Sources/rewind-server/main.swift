@@ -45,6 +45,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Seconds a connection may stay past --max-output-bytes before it is disconnected (bye slow).")
     var slowTimeout: Int = Int(defaults.slowTimeoutMs / 1000)
 
+    @Option(help: "Seconds a closed connection's last bytes (its bye) may wait for a peer that does not read them before the socket is closed hard.")
+    var closeGrace: Int = Int(defaults.closeGraceMs / 1000)
+
     @Option(help: "Most simultaneous connections (lowered, with a warning, to fit the descriptor limit).")
     var maxConnections: Int = defaults.maxConnections
 
@@ -115,7 +118,7 @@ struct RewindServerCommand: ParsableCommand {
         guard (1...16).contains(batchesInFlight) else { throw ValidationError("--batches-in-flight must be 1 to 16") }
         guard dbTimeout > 0 else { throw ValidationError("--db-timeout must be positive") }
         guard idleTimeout > 0, handshakeTimeout > 0, maxPartialBytes > 0, maxOutputBytes > 0, maxConnections > 0, slowTimeout > 0, maxConnectionsPerUser > 0,
-              maxHandshakesPerAddress > 0, requestsPerSecond > 0 else { throw ValidationError("limits must be positive") }
+              maxHandshakesPerAddress > 0, requestsPerSecond > 0, closeGrace > 0 else { throw ValidationError("limits must be positive") }
     }
 
     func run() throws {
@@ -163,6 +166,7 @@ struct RewindServerCommand: ParsableCommand {
         config.maxOutputBytes = maxOutputBytes
         config.maxConnections = maxConnections
         config.slowTimeoutMs = UInt64(slowTimeout) * 1000
+        config.closeGraceMs = UInt64(closeGrace) * 1000
         config.maxConnectionsPerUser = maxConnectionsPerUser
         config.maxHandshakesPerAddress = maxHandshakesPerAddress
         config.proxyProtocolFrom = Set(proxyProtocolFrom.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty })
