@@ -1,5 +1,6 @@
 import Crypto
 import Dispatch
+import Foundation
 import Synchronization
 import XCTest
 @testable import RewindCore
@@ -18,6 +19,13 @@ final class DocumentCipherTests: XCTestCase {
             XCTAssertEqual(Base64.decode(Base64.encode(bytes)), bytes, "length \(n)")
         }
         XCTAssertEqual(Base64.encode(Array("th".utf8)), "dGg=")
+        // The encoder writes what Foundation writes, on every length (full groups go through a table, the tail not).
+        for n in 0..<200 {
+            let bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            XCTAssertEqual(Base64.encode(bytes), Data(bytes).base64EncodedString(), "length \(n)")
+        }
+        let every = (0..<768).map { UInt8(truncatingIfNeeded: $0) }  // each byte value in each place of a group
+        XCTAssertEqual(Base64.encode(every), Data(every).base64EncodedString())
         XCTAssertEqual(Base64.decode("dGg="), Array("th".utf8))
         for bad in ["dGh=", "dG=g", "d===", "dGg", "dG g", "=Ggg", "dGg=dGg="] { XCTAssertNil(Base64.decode(bad), bad) }
         // Anywhere in a long text (the quads before the last go a faster way), any byte outside the alphabet is refused.
@@ -144,6 +152,16 @@ final class DocumentCipherTests: XCTestCase {
         XCTAssertNotEqual(a.fingerprint(content), b.fingerprint(content))
         XCTAssertNotEqual(a.fingerprint(content), Fingerprint.hex(content))
         XCTAssertEqual(a.fingerprint(content).count, 16)
+        // What the log stores (`tx_digest`, in the chain) stays what it was:
+        // the first 8 bytes of SHA-256 over the fingerprint key (an HMAC of
+        // "rewind fingerprint" under the data key), then the content; a retry
+        // read against an old row must find the same text.
+        let fingerprintKey = Array(HMAC<Crypto.SHA256>.authenticationCode(for: Array("rewind fingerprint".utf8), using: SymmetricKey(data: key)))
+        for n in [0, 1, 31, 32, 55, 56, 64, 100, 1_000] {
+            let content = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+            let digest = Array(Crypto.SHA256.hash(data: fingerprintKey + content))
+            XCTAssertEqual(a.fingerprint(content), digest.prefix(8).map { String(format: "%02x", $0) }.joined(), "length \(n)")
+        }
     }
 
     /// Property: a ledger that seals what it appends (random histories with

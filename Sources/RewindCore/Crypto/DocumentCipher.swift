@@ -200,7 +200,7 @@ public final class DocumentCipher: @unchecked Sendable {  // immutable after ini
         var h = SHA256()
         h.update(fingerprintKey)
         h.update(bytes)
-        return Hex.string(Array(h.finish().prefix(8)))
+        return h.finish { Hex.string(UnsafeRawBufferPointer(rebasing: $0.prefix(8))) }
     }
 
     private func aad(_ field: Field) -> [UInt8] { field == .entry ? entryAAD : snapshotAAD }

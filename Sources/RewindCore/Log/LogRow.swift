@@ -224,7 +224,9 @@ public enum Hex {
     /// The lowercase hex digit of `v` (0–15), as a UTF-8 byte.
     public static func digit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
 
-    public static func string(_ bytes: [UInt8]) -> String {
+    public static func string(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { string($0) } }
+
+    public static func string(_ bytes: UnsafeRawBufferPointer) -> String {
         // Written into the string's own storage: no array of digits or of output (a fingerprint per commit).
         String(unsafeUninitializedCapacity: bytes.count * 2) { out in
             for (k, b) in bytes.enumerated() {

@@ -40,4 +40,9 @@ public struct SHA256 {
     public mutating func finish() -> [UInt8] {
         inner.finalize().withUnsafeBytes { [UInt8]($0) }
     }
+
+    /// The digest read where it lies (no array made of it).
+    public mutating func finish<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        inner.finalize().withUnsafeBytes(body)
+    }
 }
