@@ -9,6 +9,49 @@ final class UndoTests: XCTestCase {
         XCTAssertEqual(a.open.mapValues { $0.map { $0?.string } }, b.open.mapValues { $0.map { $0?.string } }, file: file, line: line)
     }
 
+    /// The touch index's short way (an event whose ops and inverse change one
+    /// node) names exactly the nodes the long way does, over random ops of
+    /// every kind, alone and in twos.
+    func testTheTouchIndexShortWayNamesWhatTheLongWayDoes() throws {
+        var gen = OpGenerator(seed: 11)
+        var doc = Document()
+        let history = UndoHistory()
+        var short = 0, long = 0
+        for i in 0..<3_000 {
+            let ops = (0..<(i % 3 == 0 ? 2 : 1)).map { _ in gen.op(on: doc) }
+            guard let applied = try? doc.apply(ops, limits: Limits()) else { continue }
+            let entry = UndoHistory.Logged(user: 1, ops: applied.ops, inverse: applied.inverse, version: Int64(i + 1))
+            let nodes = history.nodes(of: entry)
+            if let only = UndoHistory.onlyNode(entry) {
+                XCTAssertEqual([only], nodes, "\(applied.ops)")
+                short += 1
+            } else {
+                long += 1
+            }
+        }
+        XCTAssertGreaterThan(short, 500)
+        XCTAssertGreaterThan(long, 500)
+    }
+
+    /// An edit named by its own id starts its group without a look-up; in a
+    /// log whose ids repeat (imported by hand), one that names a group already
+    /// there still joins it, as every other edit does.
+    func testAnEditWhoseIdNamesAGroupAlreadyThereJoinsIt() {
+        func edit(_ version: Int64, id: String, group: String) -> Event {
+            Event(doc: "d", version: version, id: id, tx: "t\(version)", txDigest: "", userID: 1, userName: "u", client: "c",
+                  group: group, kind: .edit, action: "Paint", base: version - 1, ops: [.set("root", key: "k", value: .int(version))],
+                  inverse: [.set("root", key: "k", value: .null)], refers: nil, time: version)
+        }
+        var h = UndoHistory()
+        h.record(edit(1, id: "a", group: "a"))
+        h.record(edit(2, id: "b", group: "a"))  // joins a
+        h.record(edit(3, id: "a", group: "a"))  // the id again: still joins a
+        h.record(edit(4, id: "c", group: "c"))
+        XCTAssertEqual(h.groups[UndoHistory.GroupKey(id: "a", scope: nil)]?.edits, [1, 2, 3])
+        XCTAssertEqual(h.groups[UndoHistory.GroupKey(id: "c", scope: nil)]?.edits, [4])
+        XCTAssertEqual(h.stacks(user: 1, scope: nil).undo.map(\.id), ["a", "c"])
+    }
+
     // MARK: Properties over random multi-user sequences
 
     /// Three users edit at random (some in explicit groups); users undo and redo
