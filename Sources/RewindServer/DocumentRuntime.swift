@@ -171,6 +171,8 @@ final class DocumentRuntime {
 
     func run(_ request: Request) {
         guard !halted else { return fail(request, Self.haltedError(id)) }
+        // Most often ready with nothing queued: run without the closure (and the copy of the request it captures).
+        if runsAtOnce { return processWithOlderLog(request) }
         whenReady { [self] error in
             if let error { return self.fail(request, error) }
             self.processWithOlderLog(request)

@@ -73,17 +73,22 @@ final class PromptStates {
         // prompts shown: each distinct state is worked out once per change,
         // not once per terminal (50 terminals of one user made it most of a commit's cost).
         var canEdit: Bool?
-        var known: [(inputs: Inputs, state: UndoPromptState)] = []  // a few at most: searched, not hashed
+        // A few at most: searched, not hashed; the first kept apart (most
+        // users have one terminal here: no list made for them).
+        var first: (inputs: Inputs, state: UndoPromptState)?
+        var more: [(inputs: Inputs, state: UndoPromptState)] = []
         for c in d.subscribers.values where c.user?.id == user {
             if canEdit == nil { canEdit = access.mayEdit(d, c) }
             let inputs = Inputs(scope: d.undoScope(of: c), presented: prompts.presented(c, doc: d.id))
             let state: UndoPromptState
-            if let k = known.first(where: { $0.inputs == inputs }) {
+            if let f = first, f.inputs == inputs {
+                state = f.state
+            } else if let k = more.first(where: { $0.inputs == inputs }) {
                 state = k.state
             } else {
-                state = UndoPromptState(tops: canEdit! ? d.committedHistory.tops(user: user, scope: inputs.scope) : nil,
+                state = UndoPromptState(tops: canEdit! ? d.committedTops(user: user, scope: inputs.scope) : nil,
                                         scope: inputs.scope, presented: inputs.presented)
-                known.append((inputs, state))
+                if first == nil { first = (inputs, state) } else { more.append((inputs, state)) }
             }
             push(state, of: d, to: c, force: false)
         }
@@ -96,6 +101,12 @@ final class PromptStates {
 }
 
 extension DocumentRuntime {
+    /// `UndoHistory.tops` of the committed history, read where this runtime
+    /// holds it (through `committedHistory` the history was copied, each of its tables retained).
+    func committedTops(user: Int64, scope: Key?) -> (canUndo: Bool, undoAction: String?, canRedo: Bool, redoAction: String?) {
+        committed.history.tops(user: user, scope: scope)
+    }
+
     /// The undo scope a terminal works in without an explicit `scope`: the
     /// nearest `undoScope` node around its first responder, else the document's.
     func undoScope(of c: Connection) -> Key? {
