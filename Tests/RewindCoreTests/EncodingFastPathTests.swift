@@ -34,6 +34,28 @@ final class EncodingFastPathTests: XCTestCase {
         }
     }
 
+    /// The eight-bytes-at-a-time check sees every byte JSON escapes, at any
+    /// place of a word or of the tail, and nothing else (high bytes of UTF-8 included).
+    func testTheEscapeCheckSeesEveryByteThatNeedsOneAnywhere() {
+        for length in [1, 7, 8, 9, 15, 16, 17, 24, 31] {
+            for at in 0..<length {
+                for b in 0...255 as ClosedRange<Int> {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[at] = UInt8(b)
+                    let expected = b < 0x20 || b == 0x22 || b == 0x5C
+                    XCTAssertEqual(bytes.withUnsafeBufferPointer { JSONWriter.needsEscape($0) }, expected, "byte \(b) at \(at) of \(length)")
+                }
+            }
+        }
+        // Bytes beside those, where the arithmetic borrows or carries (0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, high bytes), in any mix.
+        let safe: [UInt8] = [0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF]
+        var rng = SeededRandom(seed: 8)
+        for _ in 0..<20_000 {
+            let bytes = (0..<Int.random(in: 0...40, using: &rng)).map { _ in safe.randomElement(using: &rng)! }
+            XCTAssertFalse(bytes.withUnsafeBufferPointer { JSONWriter.needsEscape($0) }, "\(bytes)")
+        }
+    }
+
     /// A node's text is written from its scalars, never made a `String`:
     /// byte for byte what the `String` of those scalars writes (escapes, and
     /// UTF-8 of one to four bytes), for random texts.

@@ -90,12 +90,35 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         // Most strings need no escape: copied at once after one scan.
         let done = s.utf8.withContiguousStorageIfAvailable { u -> Bool in
-            for c in u where c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { return false }
+            guard !Self.needsEscape(u) else { return false }
             bytes.append(contentsOf: u)
             return true
         } ?? false
         if !done { writeEscaped(s.utf8) }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether `u` holds a byte JSON escapes (a control character, `"` or
+    /// `\\`): eight bytes at a time (the byte-wise scan was ~6 instructions a
+    /// byte, over every id and name of every event pushed).
+    static func needsEscape(_ u: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = u.baseAddress else { return false }
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        var i = 0
+        while i + 8 <= u.count {
+            let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+            let quote = w ^ (ones &* 0x22), backslash = w ^ (ones &* 0x5C)
+            // A byte below 0x20, or one equal to `"` or `\` (zero after the xor): exact for existence.
+            let hit = ((w &- ones &* 0x20) & ~w) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+            if hit & highs != 0 { return true }
+            i += 8
+        }
+        while i < u.count {
+            let c = u[i]
+            if c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { return true }
+            i += 1
+        }
+        return false
     }
 
     /// A string given as its scalars (a node's text), as `write(string:)`
