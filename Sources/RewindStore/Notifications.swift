@@ -23,6 +23,9 @@ public final class Notifications {
     /// This instance's id: the second key of its liveness lock.
     public let instance: Int32
     public private(set) var isListening = false
+    /// Stopped: what `stop` cut short is not a failure to report (a refused
+    /// start logged a LISTEN "failed" with the server shutting down).
+    private var stopped = false
     private let keepalive: Timer
 
     /// A notice: channel and payload.
@@ -65,6 +68,7 @@ public final class Notifications {
         keepalive.unref()
     }
     public func stop() {
+        stopped = true
         keepalive.close()
         connection.stop()
     }
@@ -83,7 +87,7 @@ public final class Notifications {
                 self.isListening = true
                 self.onListening()
             case let .failure(e):
-                self.logger.warning("LISTEN failed: \(e)")
+                if !self.stopped { self.logger.warning("LISTEN failed: \(e)") }
             }
         }
     }
