@@ -86,7 +86,7 @@ final class PromptStates {
             } else if let k = more.first(where: { $0.inputs == inputs }) {
                 state = k.state
             } else {
-                state = UndoPromptState(tops: canEdit! ? d.committedTops(user: user, scope: inputs.scope) : nil,
+                state = UndoPromptState(tops: canEdit! ? d.committedHistory.tops(user: user, scope: inputs.scope) : nil,
                                         scope: inputs.scope, presented: inputs.presented)
                 if first == nil { first = (inputs, state) } else { more.append((inputs, state)) }
             }
@@ -101,12 +101,6 @@ final class PromptStates {
 }
 
 extension DocumentRuntime {
-    /// `UndoHistory.tops` of the committed history, read where this runtime
-    /// holds it (through `committedHistory` the history was copied, each of its tables retained).
-    func committedTops(user: Int64, scope: Key?) -> (canUndo: Bool, undoAction: String?, canRedo: Bool, redoAction: String?) {
-        committed.history.tops(user: user, scope: scope)
-    }
-
     /// The undo scope a terminal works in without an explicit `scope`: the
     /// nearest `undoScope` node around its first responder, else the document's.
     func undoScope(of c: Connection) -> Key? {
