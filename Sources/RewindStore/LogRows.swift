@@ -366,29 +366,8 @@ extension Array: LogCells where Element == String? {
 
 extension ResultRows.Row: LogCells {
     func text(_ column: Int) -> String? { withBytes(column) { String(decoding: $0, as: UTF8.self) } }
-    func int(_ column: Int) -> Int64? { withBytes(column) { LogRows.decimal($0) } ?? nil }
+    func int(_ column: Int) -> Int64? { withBytes(column) { Bytes.decimal($0) } ?? nil }
     func hash(_ column: Int) -> [UInt8]? {
         withBytes(column) { b in b.count >= 2 && b[0] == UInt8(ascii: "\\") && b[1] == UInt8(ascii: "x") ? Hex.bytes(b, from: 2) : nil } ?? nil
-    }
-}
-
-extension LogRows {
-    /// A decimal integer as PostgreSQL writes one (an optional `-`, digits), as `Int64(_:)` reads it; nil for anything else.
-    static func decimal(_ b: UnsafeBufferPointer<UInt8>) -> Int64? {
-        let negative = b.first == UInt8(ascii: "-")
-        var i = negative ? 1 : 0
-        guard i < b.count else { return nil }
-        var v: Int64 = 0  // accumulated below zero, so that Int64.min fits
-        while i < b.count {
-            let d = b[i] &- UInt8(ascii: "0")
-            guard d < 10 else { return nil }
-            let (m, o1) = v.multipliedReportingOverflow(by: 10)
-            let (n, o2) = m.subtractingReportingOverflow(Int64(d))
-            guard !o1, !o2 else { return nil }
-            v = n
-            i += 1
-        }
-        if negative { return v }
-        return v == .min ? nil : -v
     }
 }

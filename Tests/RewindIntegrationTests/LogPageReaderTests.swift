@@ -43,7 +43,7 @@ final class LogPageReaderTests: XCTestCase {
         for text in ["0", "7", "-1", "-0", "42", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
                      "-9223372036854775809", "99999999999999999999", "", "-", "1-", "1 ", " 1", "0x1", "١"] {
             var bytes = Array(text.utf8)
-            let read = bytes.withUnsafeMutableBufferPointer { LogRows.decimal(UnsafeBufferPointer($0)) }
+            let read = bytes.withUnsafeMutableBufferPointer { Bytes.decimal(UnsafeBufferPointer($0)) }
             XCTAssertEqual(read, Int64(text), "\"\(text)\"")
         }
     }

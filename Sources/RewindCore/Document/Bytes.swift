@@ -21,4 +21,25 @@ public enum Bytes {
             for byte in s.utf8 { h.combine(byte) }
         }
     }
+
+    /// A decimal integer (an optional `-`, digits) read from its bytes as
+    /// `Int64(_:)` reads the text; nil for anything else, overflow included.
+    /// Database cells, JSON integers and notices are read with it in place.
+    public static func decimal(_ b: UnsafeBufferPointer<UInt8>) -> Int64? {
+        let negative = b.first == UInt8(ascii: "-")
+        var i = negative ? 1 : 0
+        guard i < b.count else { return nil }
+        var v: Int64 = 0  // accumulated below zero, so that Int64.min fits
+        while i < b.count {
+            let d = b[i] &- UInt8(ascii: "0")
+            guard d < 10 else { return nil }
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (n, o2) = m.subtractingReportingOverflow(Int64(d))
+            guard !o1, !o2 else { return nil }
+            v = n
+            i += 1
+        }
+        if negative { return v }
+        return v == .min ? nil : -v
+    }
 }

@@ -251,10 +251,11 @@ public struct UndoHistory: Sendable {
         if e.group != e.id, let i = groups.index(forKey: key) {
             return Self.extend(&groups.values[i], with: e, typingNode: node)
         }
-        if let old = groups.updateValue(Self.group(of: e, key: key, typingNode: node), forKey: key) {
+        if var old = groups.updateValue(Self.group(of: e, key: key, typingNode: node), forKey: key) {
             // Only a log whose ids repeat gets here: the edit joins the group, as any other would.
+            Self.extend(&old, with: e, typingNode: node)
             groups[key] = old
-            return Self.extend(&groups[key]!, with: e, typingNode: node)
+            return
         }
         if e.meta.open {
             open[e.group, default: []].append(scope)

@@ -234,16 +234,10 @@ public struct JSONParser {
             while i < b.count, b[i] >= UInt8(ascii: "0") && b[i] <= UInt8(ascii: "9") { i += 1 }
             if i == d { throw fail(.syntax, "invalid number") }
         }
-        let negative = b[start] == UInt8(ascii: "-")
-        if isInteger && i - start - (negative ? 1 : 0) <= 18 {
-            // Up to 18 digits always fit: read in place (a `String` made to
-            // be parsed was ~350 instructions a number, three a submit).
-            var v: Int64 = 0
-            for k in (negative ? start + 1 : start)..<i { v = v * 10 + Int64(b[k] &- UInt8(ascii: "0")) }
-            return .int(negative ? -v : v)
-        }
+        // An integer is read in place (a `String` made to be parsed was ~350
+        // instructions a number, three a submit); one past Int64 is a double.
+        if isInteger, let v = Bytes.decimal(UnsafeBufferPointer(rebasing: b[start..<i])) { return .int(v) }
         let text = String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
-        if isInteger, let v = Int64(text) { return .int(v) }
         guard let d = Double(text), d.isFinite else { throw fail(.syntax, "number out of range") }
         return .double(d)
     }

@@ -102,18 +102,11 @@ final class Cluster {
         // on the way were ~1,200 instructions a notice, one notice a commit.
         var text = payload
         let notice: (seq: Int64, doc: String)? = text.withUTF8 { u in
-            var i = 0
-            var seq: Int64 = 0
-            while i < u.count, u[i] >= UInt8(ascii: "0"), u[i] <= UInt8(ascii: "9") {
-                guard i < 18 else { return nil }
-                seq = seq * 10 + Int64(u[i] &- UInt8(ascii: "0"))
-                i += 1
-            }
-            guard i > 0, i < u.count, u[i] == UInt8(ascii: " ") else { return nil }
-            i += 1
-            while i < u.count, u[i] != UInt8(ascii: " ") { i += 1 }  // the version
-            guard i < u.count else { return nil }
-            return (seq, String(decoding: UnsafeBufferPointer(rebasing: u[(i + 1)...]), as: UTF8.self))
+            guard let first = u.firstIndex(of: UInt8(ascii: " ")),
+                  let seq = Bytes.decimal(UnsafeBufferPointer(rebasing: u[..<first])),
+                  let second = u[(first + 1)...].firstIndex(of: UInt8(ascii: " "))  // after the version
+            else { return nil }
+            return (seq, String(decoding: UnsafeBufferPointer(rebasing: u[(second + 1)...]), as: UTF8.self))
         }
         guard let notice else {
             return logger.warning("malformed rewind_log notice", metadata: ["payload": "\(payload.prefix(200))"])
