@@ -72,6 +72,11 @@ final class DocumentRuntime {
         /// Set on the command's last entry: answered when that commits.
         var request: Request?
         var outcome: CommandResult
+        /// The store's answer, when it came before those of the entries ahead
+        /// of this one: kept until they are settled (`appendDone`).
+        var early: EventStore.AppendOutcome? = nil
+        /// Sent with its transaction looked up in the log (`mayRepeatAForgottenTransaction`).
+        var lookedUp = false
     }
 
     enum State { case stale, catchingUp, ready }
@@ -108,6 +113,9 @@ final class DocumentRuntime {
     private(set) var pending: [Pending] = []
     var whenReadyQueue: [(RewindError?) -> Void] = []
     private var generation = 0
+    /// A transaction this document's ledgers did not know came back from the
+    /// log: from now on every entry is looked up (`mayRepeatAForgottenTransaction`).
+    private var lookUpEveryTransaction = false
 
     private(set) var subscribers: [Int: Connection] = [:]
     /// Focus and selection of the terminals here with a first responder, by connection id.
@@ -283,16 +291,62 @@ final class DocumentRuntime {
         let seq = entry.seq
         let row = entry.row(doc: id)
         // Pending before the store has it: an append that fails at once answers (`appendDone`) before returning.
-        pending.append(Pending(entry: entry, seq: seq, request: request, outcome: outcome))  // its last use: moved in
-        store.append(row, after: after, checkDuplicates: !speculative.knowsAllTransactions) { [self] result in
+        let lookUp = !speculative.knowsAllTransactions && mayRepeatAForgottenTransaction(entry)
+        pending.append(Pending(entry: entry, seq: seq, request: request, outcome: outcome, lookedUp: lookUp))  // its last use: moved in
+        store.append(row, after: after, checkDuplicates: lookUp) { [self] result in
             self.appendDone(seq, generation: generation, result)
         }
+    }
+
+    /// The log already holds the transaction of entry `seq`, one these
+    /// ledgers had forgotten: both know it again, so running the request
+    /// again answers it from memory. A repeat found only because the log's
+    /// unique index refused it (not looked up first) makes every later entry
+    /// of the document looked up (`mayRepeatAForgottenTransaction`).
+    private func learnRepeat(_ seq: Int64, _ result: EventStore.AppendOutcome) {
+        let version: Int64, stored: String?
+        switch result {
+        case let .duplicate(v): version = v; stored = nil
+        case let .txConflict(v, digest): version = v; stored = digest
+        default: return
+        }
+        guard let i = pending.firstIndex(where: { $0.seq == seq }), case let .event(e) = pending[i].entry else { return }
+        let digest = stored ?? e.txDigest
+        committed.remember(user: e.userID, tx: e.tx, version: version, digest: digest)
+        speculative.remember(user: e.userID, tx: e.tx, version: version, digest: digest)
+        if !pending[i].lookedUp { lookUpEveryTransaction = true }
+    }
+
+    /// Whether the log must be asked if `entry` repeats a transaction this
+    /// ledger no longer knows. Not for a submit: a ledger keeps the ids of at
+    /// least the last `maxRebaseDistance` versions, and a submit's base is at
+    /// most that far behind, so the original of a retry sent with the same
+    /// base is one it knows. An undo or redo retried by its `tx` has no base
+    /// to bound its age, so it is looked up. Anything the ledgers miss (a
+    /// retry sent with a newer base) is refused by the log's unique index and
+    /// the store asks again, looking it up (`EventStore.send`); after one such
+    /// miss every entry of the document is looked up, so a terminal repeating
+    /// old transaction ids on purpose costs other documents one refused batch,
+    /// not one per request. (Asked only of a ledger that has forgotten some.)
+    private func mayRepeatAForgottenTransaction(_ entry: LogEntry) -> Bool {
+        if lookUpEveryTransaction { return true }
+        guard case let .event(e) = entry else { return false }  // a mark's tx is never forgotten (UndoHistory.markTransactions)
+        return (e.kind == .undo || e.kind == .redo) && e.tx != e.id  // without a tx of its own, an undo's is its event id
     }
 
     private func appendDone(_ seq: Int64, generation: Int, _ result: EventStore.AppendOutcome) {
         // Outcomes of entries dropped by an earlier failure no longer matter:
         // they were built on an entry that never committed, so they cannot have.
-        guard generation == self.generation, !pending.isEmpty, pending[0].seq == seq else { return }
+        guard generation == self.generation, !pending.isEmpty else { return }
+        learnRepeat(seq, result)
+        guard pending[0].seq == seq else {
+            // Answered before an entry ahead of it: the batch holding that one
+            // was refused and is being sent again, after this one's batch ran
+            // (and failed its claim, which expected the entry ahead). Settled
+            // in order, once the ones ahead are.
+            if let i = pending.firstIndex(where: { $0.seq == seq }) { pending[i].early = result }
+            return
+        }
         if case .committed = result {
             // Moved out (a copy retained every string of the entry, and released
             // them after); `removeFirst` copies, `removeLast` moves: most often it is the only one.
@@ -302,6 +356,7 @@ final class DocumentRuntime {
             }
             first.request?.replies.forEach { $0(.success(first.outcome)) }
             if pending.isEmpty { followLog() }
+            if let next = pending.first, let early = next.early { appendDone(next.seq, generation: generation, early) }
             return
         }
         // Drop everything speculative; it was computed on top of this entry.
@@ -318,24 +373,12 @@ final class DocumentRuntime {
         default:
             // Another writer got there first: catch up from the log and run the
             // same requests again (a duplicate then answers with its version).
-            // A transaction the log knows and this ledger did not (older than
-            // a snapshot's tail) is answered from the log's outcome.
-            var retry = dropped[...]
-            if first.request != nil, case let .event(e) = first.entry {
-                switch result {
-                case let .duplicate(version):
-                    retry = retry.dropFirst()
-                    first.request!.replies.forEach { $0(.success(.version(version))) }
-                case let .txConflict(version):
-                    retry = retry.dropFirst()
-                    first.request!.replies.forEach {
-                        $0(.failure(.conflict("transaction \"\(e.tx)\" was already used with different content", details: ["version": .int(version)])))
-                    }
-                default: break
-                }
-            }
+            // A transaction the log knows and this ledger had forgotten is
+            // known to it now (`learnRepeat`): run again, it is answered as
+            // any repeat is (a submit's first version, an undo's result, or
+            // `conflict` for other content), after the entries ahead of it.
             logger.info("append clashed; catching up and retrying", metadata: ["doc": "\(id)", "outcome": "\(result)"])
-            for var r in retry {
+            for var r in dropped {
                 r.attempts += 1
                 if r.attempts > Self.maxAttempts {
                     r.replies.forEach { $0(.failure(RewindError(.unavailable, "document \(id) is contended; retry"))) }

@@ -32,8 +32,8 @@ public final class EventStore {
         case committed
         /// The transaction was already in the log at this version (another server got it).
         case duplicate(version: Int64)
-        /// The transaction id was already used with different content.
-        case txConflict(version: Int64)
+        /// The transaction id was already used with different content (`digest`: the log's).
+        case txConflict(version: Int64, digest: String)
         /// Another writer changed the document first; `head` is the log's head (seq).
         case clash(head: Int64)
         case noDocument
@@ -228,6 +228,17 @@ public final class EventStore {
                 if let n = w.docsInFlight[c.doc], n > 1 { w.docsInFlight[c.doc] = n - 1 } else { w.docsInFlight[c.doc] = nil }
             }
         }
+        send(w, batch, claims, then: answered)
+    }
+
+    /// Sends one batch and answers its appends. A batch refused by the
+    /// unique indexes on `(doc, user_id, tx)` — a transaction the ledgers
+    /// did not know was already in the log — goes again, whole, with every
+    /// transaction looked up (the repeat is then answered as one, and the
+    /// rest commits); a batch refused otherwise (a bug, or a constraint the
+    /// claim did not foresee) is retried one document at a time, so the
+    /// others commit.
+    private func send(_ w: Writer, _ batch: [PendingAppend], _ claims: [LogRows.Claim], then answered: @escaping () -> Void) {
         let sentAt = monotonicNanos()
         w.connection.send([LogRows.append(claims)]) { [unowned self] result in
             switch result {
@@ -237,8 +248,12 @@ public final class EventStore {
             case let .success(outcomes):
                 self.onBatchAnswered(batch.count, monotonicNanos() - sentAt)
                 guard case let .rows(rows)? = outcomes.first else {
-                    // Refused as a whole (a bug, or a constraint the claim did not
-                    // foresee): retry each document on its own, so the others commit.
+                    if case let .failed(f)? = outcomes.first, LogRows.refusedARepeatedTransaction(f), claims.contains(where: { !$0.checkDuplicates }) {
+                        self.repeatsLookedUp += 1
+                        self.logger.info("append batch repeated a transaction already in the log; sending it again with transactions looked up",
+                                         metadata: ["documents": "\(claims.count)", "error": "\(f)"])
+                        return self.send(w, batch, claims.map { var c = $0; c.checkDuplicates = true; return c }, then: answered)
+                    }
                     self.logger.warning("append batch refused; retrying its \(claims.count) documents one by one",
                                         metadata: ["error": "\(outcomes.first.map { "\($0)" } ?? "none")"])
                     return self.retrySplit(w, batch, claims, then: answered)
@@ -248,6 +263,10 @@ public final class EventStore {
             }
         }
     }
+
+    /// Batches the unique indexes refused for a transaction already in the
+    /// log, sent again with transactions looked up (metrics, tests).
+    public private(set) var repeatsLookedUp = 0
 
     /// Documents of a batch in order of first appearance, each with its rows
     /// in order: the rows are moved out of the batch into them.
@@ -275,15 +294,22 @@ public final class EventStore {
     }
 
     private static func answer(_ batch: [PendingAppend], _ o: LogRows.Outcome) {
+        // Repeats first: the writer learns what the log holds before the
+        // entries ahead of them (not appended either) tell it to start over.
+        if !o.duplicates.isEmpty {
+            for i in batch.indices where batch[i].isEvent {
+                if let seen = o.duplicates[batch[i].doc]?[batch[i].seq], let digest = seen.digest {
+                    batch[i].done(digest == batch[i].txDigest ? .duplicate(version: seen.version) : .txConflict(version: seen.version, digest: digest))
+                }
+            }
+        }
         // By index: `for p in batch` copied each entry (retaining its strings and closure).
         for i in batch.indices {
             let doc = batch[i].doc
             if o.claimed.contains(doc) {
                 batch[i].done(.committed)
             } else if let seen = o.duplicates[doc]?[batch[i].seq] {
-                if batch[i].isEvent, let digest = seen.digest {
-                    batch[i].done(digest == batch[i].txDigest ? .duplicate(version: seen.version) : .txConflict(version: seen.version))
-                } else {
+                if !batch[i].isEvent || seen.digest == nil {
                     batch[i].done(.clash(head: -1))  // a mark's tx already there: catching up finds it
                 }
             } else if let head = o.heads[doc], let seq = head {
@@ -303,22 +329,34 @@ public final class EventStore {
         for p in batch { byDoc[p.doc, default: []].append(p) }
         var left = claims.count
         for claim in claims {
-            let doc = claim.doc, part = byDoc[doc]!
-            w.connection.send([LogRows.append([claim])]) { [logger] result in
-                switch result {
-                case let .failure(e): for p in part { p.done(.failed(e)) }
-                case let .success(outcomes):
-                    if case let .rows(rows)? = outcomes.first {
-                        Self.answer(part, LogRows.outcome(rows))
-                    } else {
-                        let why = outcomes.first.map { "\($0)" } ?? "no result"
-                        logger.error("append refused by the database", metadata: ["doc": "\(doc)", "error": "\(why)"])
-                        for p in part { p.done(.failed(RewindError(.internal, "the database refused an append to \(doc): \(why)"))) }
-                    }
-                }
+            appendAlone(w, claim, byDoc[claim.doc]!) {
                 left -= 1
                 if left == 0 { answered() }
             }
+        }
+    }
+
+    /// One document's part of a refused batch, in a transaction of its own
+    /// (and once more with its transactions looked up, if the unique indexes refused it).
+    private func appendAlone(_ w: Writer, _ claim: LogRows.Claim, _ part: [PendingAppend], then finished: @escaping () -> Void) {
+        let doc = claim.doc
+        w.connection.send([LogRows.append([claim])]) { [unowned self] result in
+            switch result {
+            case let .failure(e): for p in part { p.done(.failed(e)) }
+            case let .success(outcomes):
+                if case let .rows(rows)? = outcomes.first {
+                    Self.answer(part, LogRows.outcome(rows))
+                } else if case let .failed(f)? = outcomes.first, LogRows.refusedARepeatedTransaction(f), !claim.checkDuplicates {
+                    var checked = claim
+                    checked.checkDuplicates = true
+                    return self.appendAlone(w, checked, part, then: finished)
+                } else {
+                    let why = outcomes.first.map { "\($0)" } ?? "no result"
+                    self.logger.error("append refused by the database", metadata: ["doc": "\(doc)", "error": "\(why)"])
+                    for p in part { p.done(.failed(RewindError(.internal, "the database refused an append to \(doc): \(why)"))) }
+                }
+            }
+            finished()
         }
     }
 

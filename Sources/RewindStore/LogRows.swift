@@ -216,64 +216,108 @@ enum LogRows {
         /// The hash of the entry the first row follows (empty at the start of the log).
         var expectedHash: [UInt8]
         var rows: [LogRow] = []
-        /// Also look for these transactions in the log (a ledger that does
-        /// not know every old transaction, after a snapshot).
+        /// Also look for these transactions in the log: the writer's ledger
+        /// cannot tell a new one from a repeat it has forgotten, or the
+        /// unique indexes refused the batch (`appendCheckedSQL`).
         var checkDuplicates = false
     }
 
     /// Appends the entries of many documents in one statement: each
     /// document's head is claimed (`seq` and `head_hash` still what the writer saw); only the
-    /// entries of claimed documents are inserted; a document one of whose
-    /// transactions the log already holds is not claimed. Answers one row per
+    /// entries of claimed documents are inserted. Answers one row per
     /// document — `doc, claimed, seq` (the head as the statement found it;
-    /// null: no such document) — and one per duplicate — `doc, false, seq` of
-    /// the entry, `version` and `digest` of the one already in the log.
+    /// null: no such document).
     ///
-    /// The duplicate lookup names the entry kind as a constant, once per
-    /// kind: only then can the planner prove the partial indexes'
-    /// predicates (`log_event_tx`, `log_mark_tx`, schema/008). Joined on
+    /// This is the writers' prepared statement, and it reads nothing of
+    /// `log` itself: PostgreSQL settles on one generic plan for it within a
+    /// writer's first six batches — on a new database, while every table is
+    /// a page or two — and keeps that plan until something invalidates it.
+    /// A lookup in `log` planned then was a sequential scan, kept as the log
+    /// grew (issue 44: 870 ms a batch at 150,000 entries). The unique indexes
+    /// on `(doc, user_id, tx)` (schema/008) still refuse a transaction
+    /// appended twice; a batch they refuse is sent again as
+    /// `appendCheckedSQL`, which finds and reports the repeat.
+    static let appendSQL = appendSQL(lookingUpTransactions: false)
+
+    /// The same, also looking each flagged row's transaction up in the log
+    /// (`Claim.checkDuplicates`): a document one of whose transactions the
+    /// log already holds is not claimed, and the answer has one more row per
+    /// such entry — `doc, false, seq` of the entry, `version` and `digest` of
+    /// the one already in the log.
+    ///
+    /// Sent unnamed, so planned for each batch with the log's size as it is
+    /// then; it is rare (an undo retried by `tx` after its ledger forgot it,
+    /// a batch the unique indexes refused), so the planning costs little.
+    /// Each lookup is a probe that can only go by the row's own values
+    /// (`LATERAL … LIMIT 1`) and names the entry kind as a constant, once
+    /// per kind: only then can the planner prove the partial indexes'
+    /// predicates (`log_event_tx`, `log_mark_tx`, schema/008) — joined on
     /// `l.entry = r.entry` it could use neither and read the document's
-    /// whole log through the primary key, per batch, on every ledger
-    /// restored from a snapshot (~0.5 s a batch on a 1,000,000-entry log).
-    static let appendSQL = """
-        WITH rows AS (
-            SELECT * FROM unnest($7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::bigint[], $13::text[],
-                                 $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[],
-                                 $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[], $26::bool[])
-                AS r(doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops, inverse,
-                     refers, meta, time_ms, hash, check_dup)
-        ), dup AS (
-            SELECT r.doc, r.seq, l.version, l.tx_digest FROM rows r
-            JOIN log l ON l.doc = r.doc AND l.user_id = r.user_id AND l.tx = r.tx AND l.entry = 'event'
-            WHERE r.check_dup AND r.entry = 'event' AND r.tx IS NOT NULL
+    /// whole log through the primary key.
+    static let appendCheckedSQL = appendSQL(lookingUpTransactions: true)
+
+    private static func appendSQL(lookingUpTransactions lookup: Bool) -> String {
+        let rows = """
+            WITH rows AS (
+                SELECT * FROM unnest($7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::bigint[], $13::text[],
+                                     $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[],
+                                     $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[]\(lookup ? ", $26::bool[]" : ""))
+                    AS r(doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops, inverse,
+                         refers, meta, time_ms, hash\(lookup ? ", check_dup" : ""))
+            )
+            """
+        let dup = """
+            , dup AS (
+                SELECT r.doc, r.seq, l.version, l.tx_digest FROM rows r
+                CROSS JOIN LATERAL (SELECT l.version, l.tx_digest FROM log l
+                                    WHERE l.doc = r.doc AND l.user_id = r.user_id AND l.tx = r.tx AND l.entry = 'event' LIMIT 1) l
+                WHERE r.check_dup AND r.entry = 'event' AND r.tx IS NOT NULL
+                UNION ALL
+                SELECT r.doc, r.seq, l.version, l.tx_digest FROM rows r
+                CROSS JOIN LATERAL (SELECT l.version, l.tx_digest FROM log l
+                                    WHERE l.doc = r.doc AND l.user_id = r.user_id AND l.tx = r.tx AND l.entry = 'mark' AND l.tx IS NOT NULL
+                                    LIMIT 1) l
+                WHERE r.check_dup AND r.entry = 'mark' AND r.tx IS NOT NULL
+            )
+            """
+        let notDuplicated = lookup ? "\n      AND NOT EXISTS (SELECT 1 FROM dup WHERE dup.doc = c.doc)" : ""
+        let rest = """
+            , claim AS (
+                UPDATE documents d SET seq = c.last_seq, head = c.last_version, head_hash = c.last_hash
+                FROM unnest($1::text[], $2::bigint[], $3::bytea[], $4::bigint[], $5::bigint[], $6::bytea[])
+                    AS c(doc, expected, expected_hash, last_seq, last_version, last_hash)
+                WHERE d.id = c.doc AND d.seq = c.expected AND d.head_hash = c.expected_hash\(notDuplicated)
+                RETURNING d.id
+            ), ins AS (
+                INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops,
+                                 inverse, refers, meta, time, hash)
+                SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
+                       r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash
+                FROM rows r WHERE r.doc IN (SELECT id FROM claim)
+            )
+            SELECT c.doc, c.doc IN (SELECT id FROM claim), d.seq, NULL::bigint, NULL::text
+            FROM unnest($1::text[]) AS c(doc) LEFT JOIN documents d ON d.id = c.doc
+            """
+        let duplicates = """
+
             UNION ALL
-            SELECT r.doc, r.seq, l.version, l.tx_digest FROM rows r
-            JOIN log l ON l.doc = r.doc AND l.user_id = r.user_id AND l.tx = r.tx AND l.entry = 'mark' AND l.tx IS NOT NULL
-            WHERE r.check_dup AND r.entry = 'mark' AND r.tx IS NOT NULL
-        ), claim AS (
-            UPDATE documents d SET seq = c.last_seq, head = c.last_version, head_hash = c.last_hash
-            FROM unnest($1::text[], $2::bigint[], $3::bytea[], $4::bigint[], $5::bigint[], $6::bytea[])
-                AS c(doc, expected, expected_hash, last_seq, last_version, last_hash)
-            WHERE d.id = c.doc AND d.seq = c.expected AND d.head_hash = c.expected_hash
-              AND NOT EXISTS (SELECT 1 FROM dup WHERE dup.doc = c.doc)
-            RETURNING d.id
-        ), ins AS (
-            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops,
-                             inverse, refers, meta, time, hash)
-            SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
-                   r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash
-            FROM rows r WHERE r.doc IN (SELECT id FROM claim)
-        )
-        SELECT c.doc, c.doc IN (SELECT id FROM claim), d.seq, NULL::bigint, NULL::text
-        FROM unnest($1::text[]) AS c(doc) LEFT JOIN documents d ON d.id = c.doc
-        UNION ALL
-        SELECT dup.doc, false, dup.seq, dup.version, dup.tx_digest FROM dup
-        """
+            SELECT dup.doc, false, dup.seq, dup.version, dup.tx_digest FROM dup
+            """
+        return rows + (lookup ? dup : "") + rest + (lookup ? duplicates : "")
+    }
 
     /// The name `appendSQL` is prepared under on every writer connection.
     static let appendName = "rewind_append_batch"
 
+    /// The unique indexes that refuse a transaction appended twice (schema/008).
+    static func refusedARepeatedTransaction(_ f: SQLFailure) -> Bool {
+        f.isUniqueViolation(of: "log_event_tx") || f.isUniqueViolation(of: "log_mark_tx")
+    }
+
+    /// The batch statement for `claims`: the writers' prepared one, or —
+    /// when a claim asks for it — the one that looks transactions up.
     static func append(_ claims: [Claim]) -> PipelineConnection.Statement {
+        let lookup = claims.contains { $0.checkDuplicates }
         let n = claims.reduce(0) { $0 + $1.rows.count }
         var cDoc = BinaryArray(.text), cExpected = BinaryArray(.int8), cSeq = BinaryArray(.int8), cVersion = BinaryArray(.int8)
         var cExpectedHash = BinaryArray(.bytea), cHash = BinaryArray(.bytea)
@@ -284,7 +328,7 @@ enum LogRows {
         var ops = BinaryArray(.text, capacity: n * 64), inverse = BinaryArray(.text, capacity: n * 64), refers = BinaryArray(.text)
         var meta = BinaryArray(.text), time = BinaryArray(.int8), hash = BinaryArray(.bytea, capacity: n * 36)
         var check = [UInt8]()
-        check.reserveCapacity(n * 5)
+        if lookup { check.reserveCapacity(n * 5) }
         var checkCount = 0
         // Rows are read where their arrays hold them: `for r in c.rows` (and
         // `c.rows.last`) copied each row, retaining and releasing every one of
@@ -305,24 +349,29 @@ enum LogRows {
                     grp.append(rows[i].group); action.append(rows[i].action); tx.append(rows[i].tx); digest.append(rows[i].txDigest)
                     base.append(rows[i].base); ops.append(rows[i].ops); inverse.append(rows[i].inverse); refers.append(rows[i].refers)
                     meta.append(rows[i].meta); time.append(rows[i].time); hash.append(bytes: rows[i].hash)
-                    check.append(0); check.append(0); check.append(0); check.append(1)  // length 1 (a literal array here is allocated per row)
-                    check.append(c.checkDuplicates ? 1 : 0)
-                    checkCount += 1
+                    if lookup {
+                        check.append(0); check.append(0); check.append(0); check.append(1)  // length 1 (a literal array here is allocated per row)
+                        check.append(c.checkDuplicates ? 1 : 0)
+                        checkCount += 1
+                    }
                 }
             }
+        }
+        let arrays = [cDoc.finish(), cExpected.finish(), cExpectedHash.finish(), cSeq.finish(), cVersion.finish(), cHash.finish(),
+                      doc.finish(), seq.finish(), version.finish(), entry.finish(), id.finish(), user.finish(), client.finish(), kind.finish(),
+                      grp.finish(), action.finish(), tx.finish(), digest.finish(), base.finish(), ops.finish(), inverse.finish(),
+                      refers.finish(), meta.finish(), time.finish(), hash.finish()]
+        guard lookup else {
+            var s = PipelineConnection.Statement(appendSQL, values: arrays.map { .binary($0) })
+            s.prepared = appendName
+            return s
         }
         // bool[]: built by hand (element type 16, one byte per element).
         var checks: [UInt8] = [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 16]
         let k = UInt32(checkCount)
         checks += [UInt8(k >> 24), UInt8(truncatingIfNeeded: k >> 16), UInt8(truncatingIfNeeded: k >> 8), UInt8(truncatingIfNeeded: k), 0, 0, 0, 1]
         checks += check
-        let arrays = [cDoc.finish(), cExpected.finish(), cExpectedHash.finish(), cSeq.finish(), cVersion.finish(), cHash.finish(),
-                      doc.finish(), seq.finish(), version.finish(), entry.finish(), id.finish(), user.finish(), client.finish(), kind.finish(),
-                      grp.finish(), action.finish(), tx.finish(), digest.finish(), base.finish(), ops.finish(), inverse.finish(),
-                      refers.finish(), meta.finish(), time.finish(), hash.finish()]
-        var s = PipelineConnection.Statement(appendSQL, values: arrays.map { .binary($0) } + [.binary(checks)])
-        s.prepared = appendName
-        return s
+        return PipelineConnection.Statement(appendCheckedSQL, values: arrays.map { .binary($0) } + [.binary(checks)])
     }
 
     /// The outcome of `append`, per document: claimed, or the head it found,

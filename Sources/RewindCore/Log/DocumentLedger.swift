@@ -124,14 +124,23 @@ public struct DocumentLedger: Sendable {
     /// once twice that many are held (every id was kept for ever: ~200 bytes
     /// an event, in every long-lived ledger). A retry of one that old is
     /// answered by the log, as for a ledger restored from a snapshot: with
-    /// `knowsAllTransactions` false, appends check the log for duplicates and
-    /// a submit too far behind to rebase is looked up there.
+    /// `knowsAllTransactions` false, a submit too far behind to rebase is
+    /// looked up there, an undo or redo retried by its `tx` is looked up as
+    /// it is appended, and any other repeat is refused by the log's unique
+    /// index and then looked up (`DocumentRuntime.mayRepeatAForgottenTransaction`).
     public mutating func forgetOldTransactions() {
         let window = limits.maxRebaseDistance
         guard window < Int.max / 2, transactions.count > 2 * window else { return }
         let oldest = version - Int64(window)
         transactions = transactions.filter { $0.value.version > oldest }
         knowsAllTransactions = false
+    }
+
+    /// A transaction of this ledger's document that the log holds and this
+    /// ledger had forgotten (the store found it): known again, so a retry is
+    /// answered as any repeat is. Forgotten again with the rest (`forgetOldTransactions`).
+    public mutating func remember(user: Int64, tx: String, version: Int64, digest: String) {
+        transactions[TxKey(user: user, tx: Key(tx))] = TxRecord(version: version, digest: digest)
     }
 
     /// A copy holding only what `snapshotJSON` reads: the state, the head,

@@ -7,6 +7,8 @@ public final class Database {
     let conn: OpaquePointer
     /// What it was opened with: `another()` opens a second connection the same way.
     let conninfo: String
+    /// Names prepared on this connection (`query` of a statement with `prepared`).
+    private var prepared: Set<String> = []
 
     /// `conninfo` as libpq takes it ("" reads the standard PG* variables).
     public init(_ conninfo: String) throws(RewindError) {
@@ -34,16 +36,39 @@ public final class Database {
 
     /// Runs one statement whose parameters may be binary (arrays of a batch, as `BinaryArray` builds them).
     @discardableResult
+    /// A statement with a `prepared` name is run as the server's pipelines
+    /// run it: prepared on this connection the first time (its plan then
+    /// cached by PostgreSQL as for a writer), executed by name after.
     public func query(_ statement: PipelineConnection.Statement) throws(RewindError) -> Rows {
-        let r = PQ.withParams(statement.params) { v, l, f in PQexecParams(conn, statement.sql, Int32(statement.params.count), nil, v, l, f, 0) }
+        if let name = statement.prepared, !prepared.contains(name) {
+            let p = PQprepare(conn, name, statement.sql, 0, nil)
+            defer { PQclear(p) }
+            guard PQresultStatus(p) == PGRES_COMMAND_OK else {
+                let f = PQ.failure(p, conn: conn)
+                throw RewindError(.internal, "SQL failed: \(f)", details: ["sqlstate": .string(f.sqlstate)])
+            }
+            prepared.insert(name)
+        }
+        let r = PQ.withParams(statement.params) { v, l, f in
+            if let name = statement.prepared { return PQexecPrepared(conn, name, Int32(statement.params.count), v, l, f, 0) }
+            return PQexecParams(conn, statement.sql, Int32(statement.params.count), nil, v, l, f, 0)
+        }
         defer { PQclear(r) }
         switch PQresultStatus(r) {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK: return PQ.rows(r!)
         default:
             let f = PQ.failure(r, conn: conn)
             if PQstatus(conn) != CONNECTION_OK { throw .storage(f.message) }
-            throw RewindError(.internal, "SQL failed: \(f)", details: ["sqlstate": .string(f.sqlstate)])
+            var details: [(String, JSON?)] = [("sqlstate", .string(f.sqlstate)), ("message", .string(f.message))]
+            if let constraint = f.constraint { details.append(("constraint", .string(constraint))) }
+            throw RewindError(.internal, "SQL failed: \(f)", details: .obj(details))
         }
+    }
+
+    /// PostgreSQL's refusal behind an error `query` threw (nil for any other error).
+    public static func failure(of error: Error) -> SQLFailure? {
+        guard let e = error as? RewindError, let o = e.details?.objectValue, let state = o["sqlstate"]?.stringValue else { return nil }
+        return SQLFailure(sqlstate: state, message: o["message"]?.stringValue ?? e.message, constraint: o["constraint"]?.stringValue)
     }
 
     /// Sends one statement without waiting for it: PostgreSQL runs it and

@@ -50,7 +50,12 @@ public final class ResultRows: @unchecked Sendable {  // read-only after init; h
 public struct SQLFailure: Error, Sendable, CustomStringConvertible {
     public let sqlstate: String
     public let message: String
+    /// The constraint that refused the statement, when one did (a unique index's name, say).
+    public var constraint: String? = nil
     public var description: String { "\(sqlstate): \(message)" }
+
+    /// A unique index refused a row: `23505`, and which one.
+    public func isUniqueViolation(of index: String) -> Bool { sqlstate == "23505" && constraint == index }
 }
 
 enum PQ {
@@ -83,7 +88,8 @@ enum PQ {
         let state = r.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { string($0) } ?? ""
         var message = r.flatMap { PQresultErrorMessage($0) }.map { string($0) } ?? ""
         if message.isEmpty, let conn { message = string(PQerrorMessage(conn)) }
-        return SQLFailure(sqlstate: state, message: message.trimmingSpace)
+        let constraint = r.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "n"))) }.map { string($0) }
+        return SQLFailure(sqlstate: state, message: message.trimmingSpace, constraint: constraint)
     }
 
     static func string(_ p: UnsafePointer<CChar>?) -> String {
