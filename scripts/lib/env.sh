@@ -43,20 +43,28 @@ rewind_install_deps() {
 }
 
 # What only the tests need: node (rewind.js under `node --test`), and a real
-# browser for the web editor's tests (Debian's chromium and chromium-driver,
-# driven by selenium from PyPI).
+# browser for the web editor's tests: Debian's chromium and chromium-driver,
+# driven by selenium — Debian's python3-selenium, run by Debian's own
+# /usr/bin/python3. Not pip: Debian's python3 refuses `pip install` outside a
+# virtual environment (PEP 668), for root too, and another python3 first on
+# PATH (pyenv's, say) would not see Debian's packages. REWIND_PYTHON names
+# the interpreter the browser tests run with.
 rewind_install_test_deps() {
     local missing=()
     command -v node >/dev/null || missing+=(nodejs)
-    for pkg in chromium chromium-driver; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+    for pkg in chromium chromium-driver python3 python3-selenium; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
     if [ ${#missing[@]} -gt 0 ]; then
         local sudo=""
-        [ "$(id -u)" -ne 0 ] && sudo="sudo"
+        if [ "$(id -u)" -ne 0 ]; then
+            command -v sudo >/dev/null || die "missing packages: ${missing[*]} (install them, or run as root)"
+            sudo="sudo"
+        fi
         say "installing ${missing[*]} (for the tests)"
         $sudo apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     fi
-    python3 -c 'import selenium' 2>/dev/null || { say "installing selenium (PyPI, for the browser tests)"; python3 -m pip install -q selenium; }
+    export REWIND_PYTHON=/usr/bin/python3
+    "$REWIND_PYTHON" -c 'import selenium' 2>/dev/null || die "$REWIND_PYTHON cannot import selenium (Debian's python3-selenium)"
 }
 
 # The PostgreSQL binaries (initdb, pg_ctl) of the newest installed version.
