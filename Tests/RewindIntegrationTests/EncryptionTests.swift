@@ -144,6 +144,25 @@ final class EncryptionTests: XCTestCase {
         XCTAssertFalse(r.out.contains("listening"), r.out)
     }
 
+    /// The key's line may end as an editor on any system saves it: LF, CRLF
+    /// (a file written on Windows was refused: "does not hold a key"), CR,
+    /// or with spaces around; anything else is still refused.
+    func testAKeyFileReadsTheSameWhateverItsLineEnding() throws {
+        let path = NSTemporaryDirectory() + "rewind-crlf-\(getpid()).key"
+        unlink(path)
+        defer { unlink(path) }
+        let key = try MasterKey.create(path)
+        let line = try XCTUnwrap(String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").first).trimmingCharacters(in: .whitespaces)
+        for (ending, text) in [("LF", line + "\n"), ("CRLF", line + "\r\n"), ("CR", line + "\r"), ("none", line), ("spaces", "  " + line + " \r\n\r\n")] {
+            unlink(path)
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
+            XCTAssertEqual(try MasterKey.read(path).id, key.id, "a key file whose line ends with \(ending)")
+        }
+        unlink(path)
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("not a key\r\n".utf8), attributes: [.posixPermissions: 0o600]))
+        XCTAssertThrowsError(try MasterKey.read(path)) { XCTAssertTrue("\($0)".contains("does not hold a key"), "\($0)") }
+    }
+
     /// A key file others can read, or none at all, stops the server before it serves anything.
     func testAServerWithoutAUsableKeyFileDoesNotStart() throws {
         let db = try TestDatabase()

@@ -34,7 +34,8 @@ public struct MasterKey: Sendable {
             throw RewindError(.forbidden, "the master key file \(path) can be read by others (mode \(String(st.st_mode & 0o777, radix: 8))): chmod 600 \(path)")
         }
         guard let text = readTextFile(path) else { throw RewindError(.notFound, "cannot read the master key file \(path)") }
-        let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == " " }).first.map(String.init) ?? ""
+        // Whitespace, not "\n" or "\r": Swift reads "\r\n" as one Character, equal to neither (a key file saved on Windows was refused).
+        let line = text.split(whereSeparator: \.isWhitespace).first.map(String.init) ?? ""
         guard let bytes = Base64.decode(line), bytes.count == 32 else {
             throw RewindError(.badRequest, "the master key file \(path) does not hold a key (one line: 32 bytes in base64)")
         }
