@@ -31,6 +31,26 @@ final class BaseCheckTests: XCTestCase {
         return nil
     }
 
+    /// An op behind the head on a node that was never there is `not_found`,
+    /// as at the head (issue 44: it answered `conflict`, "changed by a
+    /// concurrent transaction"); on one deleted since its base, `conflict`.
+    func testANodeThatNeverExistedIsNotFoundAndOneDeletedSinceIsAConflict() throws {
+        var l = try ledger()
+        _ = try l.append(submission("v", base: 2, [.create(NodeSpec(id: "v", kind: "view", frame: [0, 0, 1, 1]), parent: "root", index: 0)]))
+        _ = try l.append(submission("x", base: 3, [.delete("v")]))  // head 4: v gone since 3
+        let set = { (n: Key) in Op.set(n, key: "color", value: "red") }
+        XCTAssertEqual(code { _ = try l.append(submission("s1", base: 2, [set("ghost")])) }, .notFound)
+        XCTAssertEqual(code { _ = try l.append(submission("s2", base: 2, [.delete("ghost")])) }, .notFound)
+        XCTAssertEqual(code { _ = try l.append(submission("s3", base: 2, [.move("ghost", parent: "root", index: 0)])) }, .notFound)
+        XCTAssertEqual(code { _ = try l.append(submission("s4", base: 2, [.move("t", parent: "ghost", index: 0)])) }, .notFound)
+        XCTAssertEqual(code { _ = try l.append(submission("s5", base: 3, [set("v")])) }, .conflict, "v existed at 3")
+        XCTAssertEqual(code { _ = try l.append(submission("s6", base: 3, [.create(NodeSpec(id: "w", kind: "view", frame: [0, 0, 1, 1]), parent: "v", index: 0)])) },
+                       .conflict, "its parent existed at 3")
+        XCTAssertEqual(code { _ = try l.append(submission("s7", base: 2, [set("v")])) }, .notFound, "v did not exist yet at 2")
+        XCTAssertEqual(code { _ = try l.append(submission("s8", base: 4, [set("ghost")])) }, .notFound, "at the head, as before")
+        XCTAssertEqual(l.version, 4, "nothing was appended")
+    }
+
     /// The issue's exact submit: huge positions, one version behind.
     func testHugePositionsBehindTheHeadAreBadRequestNotACrash() throws {
         var l = try ledger()

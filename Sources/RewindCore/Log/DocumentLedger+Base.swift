@@ -99,6 +99,25 @@ extension DocumentLedger {
         return lengths
     }
 
+    /// The nodes `op` names (its node; the parent of a create or a move) that the head lacks.
+    func nodesMissing(from op: Op) -> Set<Key> {
+        var names: Set<Key> = [op.node]
+        switch op {
+        case let .create(_, parent, _), let .move(_, parent, _): names.insert(parent)
+        default: break
+        }
+        return names.filter { document[$0] == nil }
+    }
+
+    /// Whether any of `nodes` existed at `base` (in the rebase window): an op
+    /// naming a node deleted since is a conflict; one naming a node that
+    /// never existed is `not_found`, as it would be at the head.
+    func existedAtBase(_ nodes: Set<Key>, base: Int64) -> Bool {
+        guard !nodes.isEmpty else { return true }
+        let lengths = textLengths(of: nodes, at: base)
+        return nodes.contains { (lengths[$0] ?? nil) != nil }
+    }
+
     static func visit(_ spec: NodeSpec, _ body: (NodeSpec) -> Void) {
         var stack = [spec]
         while let s = stack.popLast() {

@@ -210,7 +210,12 @@ public struct DocumentLedger: Sendable {
         do {
             applied = try document.apply(ops, limits: limits)
         } catch let e where e.code == .notFound && s.base < version {
-            throw RewindError(.conflict, "\(e.message) (changed by a concurrent transaction since version \(s.base))", details: e.details)
+            // Gone since `base` is a concurrent change; never there is the client's mistake.
+            guard let i = e.details?.objectValue?["op"]?.intValue, i >= 0, i < ops.count,
+                  !existedAtBase(nodesMissing(from: ops[Int(i)]), base: s.base) else {
+                throw RewindError(.conflict, "\(e.message) (changed by a concurrent transaction since version \(s.base))", details: e.details)
+            }
+            throw RewindError(.notFound, "\(e.message) (nor at version \(s.base))", details: e.details)
         }
         let group = s.kind == .restore ? s.eventID : s.openGroup ?? coalescingGroup(s, ops: applied.ops, scope: scope) ?? s.eventID
         let meta = EventMeta(scope: scope, open: s.openGroup != nil, selection: selection,
