@@ -81,6 +81,9 @@ public struct ServerConfig: Sendable {
 
     /// Origins besides the server's own page that may open a WebSocket (`--allowed-origins`).
     public var allowedOrigins = WebRoute.Origins.listed([])
+    /// The origins the web editor is served from (`--public-origin`); empty:
+    /// taken from `Host` when it is a loopback name or an IP literal.
+    public var publicOrigins: Set<String> = []
     /// The web editor's files (nil: `web/` found beside the executable's checkout, `WebFiles`).
     public var webDirectory: String?
 

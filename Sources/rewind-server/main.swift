@@ -93,6 +93,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Origins besides the server's own page that may open a WebSocket at /ws: comma-separated (https://app.example.com), or * for any. Clients that send no Origin (not browsers) are always allowed (env REWIND_ALLOWED_ORIGINS).")
     var allowedOrigins: String?
 
+    @Option(help: "The origin(s) browsers load the web editor from, comma-separated (https://rewind.example.com): its WebSocket is allowed from there. Without it, the page's own origin is taken from the Host header only when Host is localhost or an IP address (a DNS name in Host could be an attacker's, rebound to this server); behind a name, set this (env REWIND_PUBLIC_ORIGIN).")
+    var publicOrigin: String?
+
     @Option(help: "The folder of the web editor's files (index.html, rewind.js), served at GET / and GET /rewind.js. Default: web/ of the checkout the server was built in (env REWIND_WEB_DIR).")
     var webDir: String?
 
@@ -177,6 +180,7 @@ struct RewindServerCommand: ParsableCommand {
         config.snapshotEvery = snapshotEvery
         config.pushMovedPresence = presenceMoves == "push"
         config.allowedOrigins = WebRoute.Origins(allowedOrigins)
+        config.publicOrigins = WebRoute.publicOrigins(self.publicOrigin ?? env("REWIND_PUBLIC_ORIGIN"))
         config.webDirectory = webDir
         if let shortcuts {
             do throws(RewindError) {

@@ -9,13 +9,13 @@ final class WebRouteTests: XCTestCase {
     let upgrade = ["GET /ws HTTP/1.1", "Host: example.com:7878", "Upgrade: websocket", "Connection: keep-alive, Upgrade",
                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
 
-    func route(_ lines: [String], origins: WebRoute.Origins = .listed([])) -> WebRoute? {
+    func route(_ lines: [String], origins: WebRoute.Origins = .listed([]), publicOrigins: String? = nil) -> WebRoute? {
         guard case let .request(r, _) = HTTPRequest.parse(head(lines)) else { return nil }
-        return WebRoute.decide(r, origins: origins)
+        return WebRoute.decide(r, origins: origins, publicOrigins: WebRoute.publicOrigins(publicOrigins))
     }
 
-    func status(_ lines: [String], origins: WebRoute.Origins = .listed([])) -> Int? {
-        switch route(lines, origins: origins) {
+    func status(_ lines: [String], origins: WebRoute.Origins = .listed([]), publicOrigins: String? = nil) -> Int? {
+        switch route(lines, origins: origins, publicOrigins: publicOrigins) {
         case .upgrade?: return 101
         case .file?: return 200
         case let .refuse(s, _, _)?: return s
@@ -68,21 +68,66 @@ final class WebRouteTests: XCTestCase {
     }
 
     func testOrigins() {
-        XCTAssertEqual(status(upgrade + ["Origin: http://example.com:7878"]), 101, "the server's own page")
-        XCTAssertEqual(status(upgrade + ["Origin: https://EXAMPLE.com:7878"]), 101, "behind a TLS proxy, without case")
-        XCTAssertEqual(status(upgrade + ["Origin: http://evil.example"]), 403)
-        XCTAssertEqual(status(upgrade + ["Origin: null"]), 403)
+        func at(_ host: String) -> [String] { upgrade.map { $0.hasPrefix("Host:") ? "Host: " + host : $0 } }
+        // The page the server served, at a loopback name or an IP literal: its own origin.
+        XCTAssertEqual(status(at("127.0.0.1:7878") + ["Origin: http://127.0.0.1:7878"]), 101, "the server's own page")
+        XCTAssertEqual(status(at("127.0.0.1:7878") + ["Origin: https://127.0.0.1:7878"]), 101, "behind a TLS proxy")
+        XCTAssertEqual(status(at("LOCALHOST:7878") + ["Origin: http://localhost:7878"]), 101, "without case")
+        XCTAssertEqual(status(at("[::1]:7878") + ["Origin: http://[::1]:7878"]), 101)
+        XCTAssertEqual(status(at("10.1.2.3") + ["Origin: http://10.1.2.3"]), 101)
+        XCTAssertEqual(status(at("127.0.0.1:7878") + ["Origin: http://evil.example"]), 403)
+        XCTAssertEqual(status(at("127.0.0.1:7878") + ["Origin: null"]), 403)
+        // A name in Host proves nothing: a page at evil.example whose name an
+        // attacker points at this server sends Host and Origin alike (DNS rebinding).
+        XCTAssertEqual(status(at("evil.example") + ["Origin: http://evil.example"]), 403)
+        XCTAssertEqual(status(upgrade + ["Origin: http://example.com:7878"]), 403, "a name must be given with --public-origin")
+        guard case let .refuse(_, reason, _)? = route(upgrade + ["Origin: http://example.com:7878"]) else { return XCTFail() }
+        XCTAssertTrue(reason.contains("--public-origin"), reason)
+        // Named with --public-origin (case and a trailing slash do not matter); then only those are the server's own.
+        let named = "https://Example.com:7878/, http://example.com:7878"
+        XCTAssertEqual(status(upgrade + ["Origin: https://EXAMPLE.com:7878"], publicOrigins: named), 101)
+        XCTAssertEqual(status(at("evil.example") + ["Origin: http://example.com:7878"], publicOrigins: named), 101, "whatever Host says")
+        XCTAssertEqual(status(at("evil.example") + ["Origin: http://evil.example"], publicOrigins: named), 403)
+        XCTAssertEqual(status(at("127.0.0.1:7878") + ["Origin: http://127.0.0.1:7878"], publicOrigins: named), 403, "Host no longer decides")
+        // Others, listed.
         XCTAssertEqual(status(upgrade + ["Origin: https://app.example"], origins: WebRoute.Origins("https://app.example, https://b.example")), 101)
         XCTAssertEqual(status(upgrade + ["Origin: https://c.example"], origins: WebRoute.Origins("https://app.example")), 403)
         XCTAssertEqual(status(upgrade + ["Origin: https://c.example"], origins: WebRoute.Origins("*")), 101)
+        XCTAssertEqual(status(upgrade), 101, "no Origin: not a browser")
+    }
+
+    func testWhichHostsAreLoopbackOrLiteral() {
+        for host in ["127.0.0.1", "127.0.0.1:80", "10.0.0.5:7878", "[::1]", "[::1]:7878", "[fe80::1%25eth0]:1", "localhost", "localhost:7878"] {
+            XCTAssertTrue(WebRoute.isLoopbackOrLiteral(host), host)
+        }
+        for host in ["example.com", "evil.localhost", "127.0.0.1.evil.example", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1.2.3.4:", "1.2.3.4:x",
+                     "[::1", "[::1]x", "[::1]:", "", "0x7f.0.0.1"] {
+            XCTAssertFalse(WebRoute.isLoopbackOrLiteral(host), host)
+        }
     }
 
     func testDetectionByTheFirstBytes() {
         XCTAssertEqual(HTTPRequest.startsRequest(Array("GET / HTTP/1.1".utf8)), true)
         XCTAssertEqual(HTTPRequest.startsRequest(Array("POST /".utf8)), true)
+        // Every method is HTTP (refused with 405), not an NDJSON line answered bad_frame.
+        for m in ["TRACE", "CONNECT", "PROPFIND", "MKCALENDAR", "M-SEARCH", "BASELINE-CONTROL"] {
+            XCTAssertEqual(HTTPRequest.startsRequest(Array((m + " /").utf8)), true, m)
+            XCTAssertEqual(HTTPRequest.startsRequest(Array(m.utf8)), nil, "\(m): too few bytes to tell")
+        }
         XCTAssertEqual(HTTPRequest.startsRequest(Array("GE".utf8)), nil, "too few bytes to tell")
         XCTAssertEqual(HTTPRequest.startsRequest(Array("{\"id\":1}".utf8)), false)
-        XCTAssertEqual(HTTPRequest.startsRequest(Array("GETX".utf8)), false)
+        XCTAssertEqual(HTTPRequest.startsRequest(Array("get / HTTP/1.1".utf8)), false, "methods are case-sensitive")
+        XCTAssertEqual(HTTPRequest.startsRequest(Array(" GET /".utf8)), false)
+        XCTAssertEqual(HTTPRequest.startsRequest(Array("-X /".utf8)), false)
+        XCTAssertEqual(HTTPRequest.startsRequest(Array("PROXY TCP4 203.0.113.7 10.0.0.1 5000 7878\r\n".utf8)), false,
+                       "a PROXY header where none is expected is NDJSON (bad_frame)")
+        XCTAssertEqual(HTTPRequest.startsRequest(Array("GET{".utf8)), false)
+        XCTAssertEqual(HTTPRequest.startsRequest(Array(String(repeating: "A", count: 21).utf8)), false, "no method is that long")
+        for line in ["TRACE / HTTP/1.1", "CONNECT example.com:443 HTTP/1.1", "PROPFIND /dav HTTP/1.1", "OPTIONS * HTTP/1.1", "M-SEARCH * HTTP/1.1", "HEAD / HTTP/1.1"] {
+            XCTAssertEqual(status([line, "Host: x"]), 405, line)
+        }
+        XCTAssertEqual(status(["GET * HTTP/1.1", "Host: x"]), 404)
+        guard case .refused(400, _) = HTTPRequest.parse(head(["GET example.com:443 HTTP/1.1"])) else { return XCTFail("only CONNECT names host:port") }
     }
 
     func testBase64RoundTripsAndTheAcceptKeyOfTheRFC() {

@@ -53,11 +53,15 @@ public struct HTTPRequest: Sendable, Equatable {
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard let first = lines.first else { return .refused(status: 400, reason: "empty request") }
         let parts = first.split(separator: 0x20, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }),
+        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x2D || $0 == 0x5F }),
               parts[2].elementsEqual("HTTP/1.1".utf8) || parts[2].elementsEqual("HTTP/1.0".utf8)
         else { return .refused(status: 400, reason: "the request line must be METHOD PATH HTTP/1.x") }
         let target = parts[1].prefix { $0 != UInt8(ascii: "?") }
-        guard target.first == UInt8(ascii: "/") else { return .refused(status: 400, reason: "the path must start with /") }
+        // CONNECT names host:port, OPTIONS may name `*`: read, then refused for their method (405), not their form.
+        let otherForm = parts[0].elementsEqual("CONNECT".utf8) || target.elementsEqual("*".utf8)
+        guard target.first == UInt8(ascii: "/") || (otherForm && !target.isEmpty) else {
+            return .refused(status: 400, reason: "the path must start with /")
+        }
         var headers: [Header] = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
@@ -89,17 +93,23 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 
     /// Whether `bytes` (the first bytes of a connection) start an HTTP request
-    /// line: a method the server answers (`GET `), or another one it refuses
-    /// with 405. An NDJSON line starts with `{`, so none is taken for the other.
+    /// line: a method — any, `GET` answered, the others refused with 405
+    /// (`TRACE`, `CONNECT`, `PROPFIND` were taken for NDJSON and answered
+    /// `bad_frame`) — then a space. A method is 1 to 20 capital letters, `-`
+    /// or `_` (RFC 9110 allows any token; every registered one has this
+    /// shape). An NDJSON line starts with `{`, so none is taken for the other.
+    /// `PROXY ` is not a method: a PROXY protocol header from a peer not
+    /// trusted to send one is an NDJSON line like any other (`bad_frame`).
     public static func startsRequest(_ bytes: [UInt8]) -> Bool? {
-        for m in methods {
-            let n = min(m.count, bytes.count)
-            if bytes[..<n].elementsEqual(m[..<n]) { return n == m.count ? true : nil }  // nil: too few bytes to tell yet
+        for (i, b) in bytes.prefix(maxMethodLength + 1).enumerated() {
+            if b == UInt8(ascii: " ") { return i > 0 && !bytes[..<i].elementsEqual("PROXY".utf8) }
+            let letter = b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")
+            guard letter || (i > 0 && (b == UInt8(ascii: "-") || b == UInt8(ascii: "_"))) else { return false }
         }
-        return false
+        return bytes.count <= maxMethodLength ? nil : false  // nil: too few bytes to tell yet
     }
 
-    private static let methods: [[UInt8]] = ["GET ", "HEAD ", "POST ", "PUT ", "DELETE ", "OPTIONS ", "PATCH "].map { Array($0.utf8) }
+    static let maxMethodLength = 20
 }
 
 extension StringProtocol {

@@ -24,13 +24,19 @@ public enum WebRoute: Sendable, Equatable {
         }
     }
 
-    public static func decide(_ r: HTTPRequest, origins: Origins) -> WebRoute {
-        if files.contains(r.path) {
-            guard r.method == "GET" else { return .refuse(status: 405, reason: "\(r.path) answers GET only", headers: ["Allow: GET"]) }
-            return .file(path: r.path)
+    /// `publicOrigins`: the origins the server's own page is served from
+    /// (`--public-origin`, e.g. `https://rewind.example.com`). Without any,
+    /// the page's origin is taken from `Host` — but only when `Host` is a
+    /// loopback name or an IP literal: a page at a name the attacker
+    /// controls, resolved to this server (DNS rebinding), sends its own name
+    /// as both `Host` and `Origin`.
+    public static func decide(_ r: HTTPRequest, origins: Origins, publicOrigins: Set<String> = []) -> WebRoute {
+        guard r.method == "GET" else {
+            let what = files.contains(r.path) ? "\(r.path) answers GET only" : r.path == "/ws" ? "/ws answers a GET upgrade only" : "this port answers GET only"
+            return .refuse(status: 405, reason: "\(r.method): " + what, headers: ["Allow: GET"])
         }
+        if files.contains(r.path) { return .file(path: r.path) }
         guard r.path == "/ws" else { return .refuse(status: 404, reason: "no \(r.path) here: GET / (the editor), GET /rewind.js, or a WebSocket at /ws", headers: []) }
-        guard r.method == "GET" else { return .refuse(status: 405, reason: "/ws answers a GET upgrade only", headers: ["Allow: GET"]) }
         guard r.version == "HTTP/1.1", r.header("upgrade", contains: "websocket"), r.header("connection", contains: "upgrade") else {
             return .refuse(status: 400, reason: "/ws takes a WebSocket upgrade: GET with Upgrade: websocket and Connection: Upgrade over HTTP/1.1", headers: [])
         }
@@ -40,20 +46,58 @@ public enum WebRoute: Sendable, Equatable {
         guard r.header("sec-websocket-version") == "13" else {
             return .refuse(status: 426, reason: "this server speaks WebSocket version 13", headers: ["Sec-WebSocket-Version: 13"])
         }
-        if let origin = r.header("origin"), !allowed(origin, r, origins) {
-            return .refuse(status: 403, reason: "origin \(origin) is not allowed (--allowed-origins)", headers: [])
+        if let origin = r.header("origin"), !allowed(origin, r, origins, publicOrigins) {
+            return .refuse(status: 403, reason: "origin \(origin) is not allowed (the server's own origin is "
+                            + (publicOrigins.isEmpty ? "taken from Host only for loopback names and IP literals: name it with --public-origin"
+                                                     : publicOrigins.sorted().joined(separator: ", "))
+                            + "; others need --allowed-origins)", headers: [])
         }
         return .upgrade(key: key)
     }
 
     /// No `Origin` (not a browser) is checked by the caller; here: the server's own
-    /// origin (the page it served, same `Host`), or one listed.
-    static func allowed(_ origin: String, _ r: HTTPRequest, _ origins: Origins) -> Bool {
+    /// origin (named, or the page it served at a loopback or IP-literal `Host`), or one listed.
+    static func allowed(_ origin: String, _ r: HTTPRequest, _ origins: Origins, _ publicOrigins: Set<String>) -> Bool {
         let o = origin.lowercased()
-        if let host = r.header("host")?.lowercased(), o == "http://" + host || o == "https://" + host { return true }
+        if publicOrigins.contains(o) { return true }
+        if publicOrigins.isEmpty, let host = r.header("host")?.lowercased(), isLoopbackOrLiteral(host),
+           o == "http://" + host || o == "https://" + host { return true }
         switch origins {
         case .any: return true
         case let .listed(set): return set.contains(o)
         }
     }
+
+    /// `Host` (with or without a port) names this machine or an address, not
+    /// a DNS name that someone else's resolver could point here: `localhost`,
+    /// an IPv4 literal, or a bracketed IPv6 literal.
+    static func isLoopbackOrLiteral(_ host: String) -> Bool {
+        var name = Substring(host)
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            let rest = name[name.index(after: close)...]
+            return rest.isEmpty || (rest.first == ":" && rest.dropFirst().allSatisfy(\.isASCIIDigit) && rest.count > 1)
+        }
+        if let colon = name.lastIndex(of: ":") {
+            let port = name[name.index(after: colon)...]
+            guard !port.isEmpty, port.allSatisfy(\.isASCIIDigit) else { return false }
+            name = name[..<colon]
+        }
+        if name == "localhost" { return true }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { p in !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isASCIIDigit) && Int(p)! <= 255 }
+    }
+
+    /// `--public-origin`: comma-separated origins, lowercased, without a trailing `/`.
+    public static func publicOrigins(_ option: String?) -> Set<String> {
+        Set((option ?? "").split(separator: ",").map { o in
+            var o = o.trimmingSpaces.lowercased()
+            while o.hasSuffix("/") { o.removeLast() }
+            return o
+        }.filter { !$0.isEmpty })
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
 }
