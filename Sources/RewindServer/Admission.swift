@@ -105,17 +105,23 @@ final class AdmissionGate {
     /// Addresses whose failed hellos are forgotten (the sweep, once a second).
     func sweep() { admission.forgetFullBuckets(now: now) }
 
-    /// At accept: a bounded number of connections per address may be waiting to say hello.
-    func admitHandshake(_ c: Connection) -> Bool {
+    /// At accept: a bounded number of connections per address may be waiting
+    /// to say hello. One past it is refused — in HTTP (`503`, `Retry-After`)
+    /// if its first bytes are HTTP (a browser's WebSocket, say), else with a
+    /// `bye` — as soon as they show which, or after a second of silence.
+    func admitHandshake(_ c: Connection) {
         guard admission.startHandshake(address: c.address) else {
             logger.notice("refusing a connection: too many handshakes from one address", metadata: ["address": "\(c.address)"])
-            c.close(reason: "rate_limited", retry: true,
-                    message: "more than \(config.maxHandshakesPerAddress) connections from \(c.address) have not said hello yet")
-            return false
+            c.refusal = (reason: "rate_limited",
+                         message: "more than \(config.maxHandshakesPerAddress) connections from \(c.address) have not said hello yet",
+                         until: now + Self.refusalWaitMs)
+            return
         }
         c.countedHandshake = true
-        return true
     }
+
+    /// How long a refused connection may take to show which protocol it speaks.
+    static let refusalWaitMs: UInt64 = 1_000
 
     /// Before checking a token: an address whose hellos keep failing waits (no database lookup).
     func helloRetryAfter(_ c: Connection) -> UInt64? {

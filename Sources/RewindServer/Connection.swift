@@ -125,6 +125,10 @@ final class Connection {
     var badFramesInARow = 0
     /// Counted in `Server.admission` (`Admission.handshakesPerAddress`, until hello succeeds or it ends).
     var countedHandshake = false
+    /// Refused at the door (too many handshakes from its address), to be told
+    /// so in its own protocol once its first bytes show which (`take`), or by
+    /// `bye` if it says nothing until `until` (`Server.sweep`).
+    var refusal: (reason: String, message: String, until: UInt64)?
     /// Since when an incomplete line has been held (nil: none).
     private(set) var partialSince: UInt64?
     /// Bytes of the incomplete line as last counted in `Server.partialBytes`.
@@ -189,7 +193,7 @@ final class Connection {
             let rest = Array(proxyPrefix![length...])
             proxyPrefix = nil
             if let source { peer = source }
-            guard host.proxyHeaderRead(self) else { return }
+            host.proxyHeaderRead(self)
             rest.withUnsafeBytes { take($0) }
         }
     }

@@ -12,8 +12,8 @@ protocol ConnectionHost: AnyObject {
     var now: UInt64 { get }
     /// A complete frame: the request goes to its handler (`Handlers.swift`).
     func handle(_ frame: FrameDecoder.Frame, from c: Connection)
-    /// A PROXY header was read: whether the handshake may go on (false: refused and closed).
-    func proxyHeaderRead(_ c: Connection) -> Bool
+    /// A PROXY header was read: the client it names is admitted, or refused (`Connection.refusal`).
+    func proxyHeaderRead(_ c: Connection)
     /// The connection is gone: its documents, groups, prompts and presence are let go.
     func connectionEnded(_ c: Connection, reason: String)
     /// It used its share of this loop turn with frames left.

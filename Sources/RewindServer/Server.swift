@@ -286,14 +286,14 @@ public final class Server {
         if config.proxyProtocolFrom.contains(c.address) {
             c.expectProxyHeader()  // admitted once the header names the client
         } else {
-            guard admission.admitHandshake(c) else { return }
+            admission.admitHandshake(c)  // or refused, and told once its first bytes are read
         }
         sessions.add(c)
         c.start()
     }
 
-    /// A trusted balancer's PROXY header was read: the client it names is admitted (or not) now.
-    func proxyHeaderRead(_ c: Connection) -> Bool { admission.admitHandshake(c) }
+    /// A trusted balancer's PROXY header was read: the client it names is admitted (or refused) now.
+    func proxyHeaderRead(_ c: Connection) { admission.admitHandshake(c) }
 
     /// Forgets a connection: its documents, its client id. Called once per connection.
     func connectionEnded(_ c: Connection, reason: String) {
@@ -364,7 +364,9 @@ public final class Server {
         let now = self.now
         sessions.closeOverdue(now: now)
         for c in sessions.all {
-            if c.user == nil && now - c.connectedAt > config.handshakeTimeoutMs {
+            if let r = c.refusal, now >= r.until {
+                c.close(reason: r.reason, retry: true, message: r.message)  // said nothing: told in NDJSON
+            } else if c.user == nil && now - c.connectedAt > config.handshakeTimeoutMs {
                 c.close(reason: "handshake_timeout", retry: true, message: "no hello within \(config.handshakeTimeoutMs / 1000) s")
             } else if let since = c.partialSince, now - since > config.handshakeTimeoutMs {
                 c.close(reason: "partial_line", retry: true,

@@ -122,12 +122,25 @@ final class LimitTests: XCTestCase {
         let silent = try (0..<3).map { _ in try Terminal(port: server.port) }
         usleep(200_000)
         for t in silent { XCTAssertFalse(readable(t, within: 0), "a connection within the limit is left alone") }
-        let start = Date()
+        // A fourth that speaks NDJSON is told at once, in NDJSON; its hello is not read.
+        var start = Date()
         let fourth = try Terminal(port: server.port)
-        let bye = try fourth.push("bye")
+        fourth.send(["id": 1, "type": "hello", "user": "alice", "token": .string(db.tokens["alice"]!)])
+        let bye = try fourth.next()
+        XCTAssertEqual(bye["push"], "bye", "\(bye)")
         XCTAssertEqual(bye["reason"], "rate_limited")
         XCTAssertLessThan(Date().timeIntervalSince(start), 1, "told at once")
         XCTAssertNil(fourth.readLine())
+        // One that speaks HTTP (a browser opening the WebSocket) is answered in HTTP: 503, and when to try again.
+        start = Date()
+        let browser = try WebSocketTerminal(port: server.port)
+        XCTAssertEqual(browser.status, 503, browser.responseHead)
+        XCTAssertTrue(browser.responseHead.contains("Retry-After: 1"), browser.responseHead)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 1, "told at once")
+        // One that says nothing is told in NDJSON after a second or two.
+        let silentFourth = try Terminal(port: server.port)
+        XCTAssertEqual(try silentFourth.push("bye")["reason"], "rate_limited")
+        XCTAssertNil(silentFourth.readLine())
         // The three may still say hello; and once one has, another connection is admitted.
         XCTAssertEqual(try silent[0].hello("alice", db)["user"], "alice")
         let fifth = try Terminal(port: server.port)

@@ -17,6 +17,7 @@ extension Connection {
             pump()
         case .detecting:
             head.append(contentsOf: data)
+            if let refusal { return refuse(refusal, http: HTTPRequest.startsRequest(head)) }
             switch HTTPRequest.startsRequest(head) {
             case nil: return  // too few bytes to tell
             case false?:
@@ -40,7 +41,7 @@ extension Connection {
         case .needMore: return
         case let .refused(status, reason): respond(HTTPResponse(status, reason))
         case let .request(r, length):
-            switch WebRoute.decide(r, origins: settings.config.allowedOrigins) {
+            switch WebRoute.decide(r, origins: settings.config.allowedOrigins, publicOrigins: settings.config.publicOrigins) {
             case let .refuse(status, reason, headers):
                 respond(HTTPResponse(status, reason, extraHeaders: headers.map { $0 + "\r\n" }.joined()))
             case let .file(path):
@@ -106,6 +107,20 @@ extension Connection {
         stream.close()
         host.connectionEnded(self, reason: reason)
         host.closeHardLater(stream)
+    }
+
+    /// Refused at the door (`Connection.refusal`): nothing it sent is read;
+    /// it is told in HTTP or NDJSON, whichever its first bytes are.
+    private func refuse(_ r: (reason: String, message: String, until: UInt64), http: Bool?) {
+        switch http {
+        case nil: return  // too few bytes to tell
+        case true?:
+            head = []
+            respond(HTTPResponse(503, r.message + "; retry", extraHeaders: "Retry-After: 1\r\n"))
+        case false?:
+            head = []
+            close(reason: r.reason, retry: true, message: r.message)
+        }
     }
 
     private func respond(_ r: HTTPResponse) {
