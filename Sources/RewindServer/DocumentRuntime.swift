@@ -360,7 +360,6 @@ final class DocumentRuntime {
             return
         }
         // Drop everything speculative; it was computed on top of this entry.
-        let first = pending[0]
         self.generation += 1
         let dropped = pending.compactMap(\.request)
         pending = []
