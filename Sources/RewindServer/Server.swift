@@ -437,10 +437,19 @@ public final class Server {
     /// too), loaded documents show the pseudonym from now on — events held
     /// encoded with the old name are dropped, and read again from the log —
     /// and quick actions are listed again.
+    ///
+    /// The connections take the pseudonym before they end, so what their
+    /// leaving tells others (`presence` with `node: null`, here and on other
+    /// instances) does not carry the name; once all is done the instance says
+    /// so on `rewind_erased` (`<user>:<instance>`), which `rewind admin user
+    /// erase` waits for from every running instance before it returns — a
+    /// read right after it (`open` with `since`) finds no old name anywhere.
     func userErased(_ user: Int64, pseudonym: String) {
-        tokensRevoked(user: user)
         for d in documents.all { d.userRenamed(user, to: pseudonym) }
+        for c in sessions.connections(ofUser: user) { c.user = (id: user, name: pseudonym) }
+        tokensRevoked(user: user)
         quickActions.resync()
+        notifications.notify(Notifications.erasedChannel, ["\(user):\(notifications.instance)"])
         logger.info("user erased", metadata: ["user": "\(user)", "pseudonym": "\(pseudonym)"])
     }
 

@@ -105,6 +105,9 @@ public final class Notifications {
         }
     }
 
+    /// Where an instance says it has applied a user's erasure (`<user>:<instance>`; `Erase`).
+    public static let erasedChannel = "rewind_erased"
+
     /// The ids of the instances alive now (this one included while it listens).
     public func liveInstances(_ done: @escaping (Result<Set<Int32>, RewindError>) -> Void) {
         let q = PipelineConnection.Statement(Self.liveSQL(classParam: "$1"), [String(Self.lockClass)])

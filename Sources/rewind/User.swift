@@ -81,17 +81,31 @@ extension Admin {
                     the documents they edited are dropped (rebuilt from the log). Documents they own are
                     not deleted: delete or purge those as well if they must go.
 
+                    Running servers apply it as soon as PostgreSQL tells them (their connections of
+                    the person end, with the pseudonym in what their leaving shows others); the
+                    command waits until every running server has said it did (at most --wait
+                    seconds), so nothing read from a server afterwards shows the old name. One that
+                    has not answered by then is named: it applies it when it next hears from the
+                    database.
+
                     Exit status: 0 erased; 1 no such user, or already erased; 3 the database cannot be reached.
                     """)
             @OptionGroup var db: DatabaseOptions
             @Argument(help: "The user's name.")
             var name: String
+            @Option(help: "Seconds to wait for every running server to say it applied the erasure.")
+            var wait: Int = 10
 
             func run() throws {
                 let database = try db.connect()
                 do {
-                    let e = try RewindStore.Erase.user(name, db: database)
-                    print("erased \(name): now \(e.pseudonym); \(e.tokens) token(s) revoked, \(e.snapshots) snapshot(s) dropped")
+                    let e = try RewindStore.Erase.user(name, db: database, waitMs: max(0, wait) * 1000)
+                    print("erased \(name): now \(e.pseudonym); \(e.tokens) token(s) revoked, \(e.snapshots) snapshot(s) dropped;"
+                          + " \(e.confirmed) running server(s) applied it")
+                    if !e.unconfirmed.isEmpty {
+                        printError("warning: server instance(s) \(e.unconfirmed.map(String.init).joined(separator: ", ")) did not"
+                                   + " confirm within \(wait) s; they apply it when they next hear from the database\n")
+                    }
                 } catch { throw Failure(error) }
             }
         }

@@ -209,7 +209,14 @@ final class EncryptionTests: XCTestCase {
 
         let out = try admin(f.db, "user", "erase", "bob")
         XCTAssertTrue(out.hasPrefix("erased bob: now erased-"), out)
+        XCTAssertTrue(out.contains("1 running server(s) applied it"), "it returned once the server had: \(out)")
         let pseudonym = String(out.split(separator: " ")[3].dropLast())
+        // What his leaving told alice (his focus ended) is under the pseudonym too.
+        var left: [JSONObject] = []
+        while left.isEmpty {
+            left = try f.alice.drainPushes().filter { $0["push"] == "presence" && $0["node"] == .null }
+        }
+        for p in left { XCTAssertEqual(p["user"], .string(pseudonym), "\(p)") }
         let bye = try bob.push("bye")
         XCTAssertEqual(bye["reason"], "unauthorized")
         let again = try Terminal(port: f.server.port)
