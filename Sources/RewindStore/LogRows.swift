@@ -111,57 +111,61 @@ enum LogRows {
                   let user = r.int(4), let name = r.text(5), let client = r.text(6), let kind = r.text(7),
                   let time = r.int(17), let hash = r.hash(18)
             else { throw RewindError(.internal, "malformed log row in \(doc)") }
-            if entry == "event" {
-                guard let k = EventKind(rawValue: kind), let grp = r.text(8), let tx = r.text(10), let digest = r.text(11),
-                      let base = r.int(12), let opsText = r.text(13), let invText = r.text(14)
-                else { throw RewindError(.internal, "malformed event \(version) in \(doc)") }
-                var meta = EventMeta()
-                let metaText = r.text(16)
-                if let m = metaText {
-                    do { meta = try EventMeta.parse(try JSONParser.parse(m, maxDepth: 8)) } catch {
-                        throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
+            do throws(RewindError) {
+                if entry == "event" {
+                    guard let k = EventKind(rawValue: kind), let grp = r.text(8), let tx = r.text(10), let digest = r.text(11),
+                          let base = r.int(12), let opsText = r.text(13), let invText = r.text(14)
+                    else { throw RewindError(.internal, "malformed event \(version) in \(doc)") }
+                    var meta = EventMeta()
+                    let metaText = r.text(16)
+                    if let m = metaText {
+                        do { meta = try EventMeta.parse(try JSONParser.parse(m, maxDepth: 8)) } catch {
+                            throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
+                        }
                     }
-                }
-                let ops: [Op], inverse: [Op], plainOps: String
-                if DocumentCipher.isSealed(opsText), let cipher, invText == DocumentCipher.inverseInOps {
-                    // Parsed from the opened bytes themselves: no text made of them but the ops' (for the wire).
-                    let (bytes, nl) = try cipher.openEntryBytes(opsText)
-                    (ops, inverse) = try bytes.withUnsafeBufferPointer { (b) throws(RewindError) -> ([Op], [Op]) in
-                        (try parseOps(UnsafeBufferPointer(rebasing: b[..<nl]), doc: doc, version: version),
-                         try parseOps(UnsafeBufferPointer(rebasing: b[(nl + 1)...]), doc: doc, version: version))
+                    let ops: [Op], inverse: [Op], plainOps: String
+                    if DocumentCipher.isSealed(opsText), let cipher, invText == DocumentCipher.inverseInOps {
+                        // Parsed from the opened bytes themselves: no text made of them but the ops' (for the wire).
+                        let (bytes, nl) = try cipher.openEntryBytes(opsText)
+                        (ops, inverse) = try bytes.withUnsafeBufferPointer { (b) throws(RewindError) -> ([Op], [Op]) in
+                            (try parseOps(UnsafeBufferPointer(rebasing: b[..<nl]), doc: doc, version: version),
+                             try parseOps(UnsafeBufferPointer(rebasing: b[(nl + 1)...]), doc: doc, version: version))
+                        }
+                        plainOps = String(decoding: bytes[..<nl], as: UTF8.self)
+                    } else {
+                        let plain = try DocumentCipher.plain(ops: opsText, inverse: invText, cipher: cipher, doc: doc)
+                        (ops, inverse, plainOps) = (try parseOps(plain.ops, doc: doc, version: version),
+                                                    try parseOps(plain.inverse, doc: doc, version: version), plain.ops)
                     }
-                    plainOps = String(decoding: bytes[..<nl], as: UTF8.self)
+                    let event = Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
+                                      client: client, group: grp, kind: k, action: r.text(9), base: base, ops: ops, inverse: inverse,
+                                      refers: r.text(15), time: time, meta: meta, seq: seq, hash: hash,
+                                      stored: .init(ops: opsText, inverse: invText, meta: metaText, plainOps: plainOps))
+                    link(seq, hash, expected: { event.chainHash(after: $0) }, entry: { .event(event) })
+                    out.append(.event(event))
                 } else {
-                    let plain = try DocumentCipher.plain(ops: opsText, inverse: invText, cipher: cipher, doc: doc)
-                    (ops, inverse, plainOps) = (try parseOps(plain.ops, doc: doc, version: version),
-                                                try parseOps(plain.inverse, doc: doc, version: version), plain.ops)
-                }
-                let event = Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
-                                  client: client, group: grp, kind: k, action: r.text(9), base: base, ops: ops, inverse: inverse,
-                                  refers: r.text(15), time: time, meta: meta, seq: seq, hash: hash,
-                                  stored: .init(ops: opsText, inverse: invText, meta: metaText, plainOps: plainOps))
-                link(seq, hash, expected: { event.chainHash(after: $0) }, entry: { .event(event) })
-                out.append(.event(event))
-            } else {
-                guard let k = GroupMark.Kind(rawValue: kind) else { throw RewindError(.internal, "malformed mark \(seq) in \(doc)") }
-                var scope: Key?
-                var selection: Selection?
-                let metaText = r.text(16)
-                if let m = metaText {
-                    do {
-                        let o = try JSONParser.parse(m, maxDepth: 8).objectValue
-                        scope = o?["scope"]?.stringValue.map { Key($0) }
-                        selection = try Selection.parse(o?["selection"])
-                    } catch {
-                        throw RewindError(.internal, "mark \(seq) of \(doc) has meta that does not parse: \(error)")
+                    guard let k = GroupMark.Kind(rawValue: kind) else { throw RewindError(.internal, "malformed mark \(seq) in \(doc)") }
+                    var scope: Key?
+                    var selection: Selection?
+                    let metaText = r.text(16)
+                    if let m = metaText {
+                        do {
+                            let o = try JSONParser.parse(m, maxDepth: 8).objectValue
+                            scope = o?["scope"]?.stringValue.map { Key($0) }
+                            selection = try Selection.parse(o?["selection"])
+                        } catch {
+                            throw RewindError(.internal, "mark \(seq) of \(doc) has meta that does not parse: \(error)")
+                        }
                     }
+                    var mark = GroupMark(n: seq - version, afterVersion: version, id: id, userID: user, client: client, kind: k,
+                                         group: r.text(8), scope: scope, action: r.text(9), selection: selection, tx: r.text(10), time: time)
+                    mark.hash = hash
+                    mark.storedMeta = metaText
+                    link(seq, hash, expected: { mark.row(doc: doc).chained(after: $0) }, entry: { .mark(mark) })
+                    out.append(.mark(mark))
                 }
-                var mark = GroupMark(n: seq - version, afterVersion: version, id: id, userID: user, client: client, kind: k,
-                                     group: r.text(8), scope: scope, action: r.text(9), selection: selection, tx: r.text(10), time: time)
-                mark.hash = hash
-                mark.storedMeta = metaText
-                link(seq, hash, expected: { mark.row(doc: doc).chained(after: $0) }, entry: { .mark(mark) })
-                out.append(.mark(mark))
+            } catch {
+                throw error.at(entry: seq, version: entry == "event" ? version : nil)  // which entry of the page: verify names it
             }
         }
         return out

@@ -164,7 +164,8 @@ public enum Verify {
         var entries: [LogEntry] = []
         while true {
             do { entries = try reader.next(done: entries) } catch {
-                return Problem(doc: doc, seq: ledger.seq + 1, what: error.message)
+                // The entry that failed to decode (its sealed text does not open, say), not the page's first.
+                return Problem(doc: doc, seq: error.entry?.seq ?? ledger.seq + 1, version: error.entry?.version, what: error.message)
             }
             if entries.isEmpty { break }
             for entry in entries {

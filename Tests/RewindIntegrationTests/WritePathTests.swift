@@ -348,6 +348,24 @@ final class WritePathTests: XCTestCase {
     /// The committed ledger refusing an entry (this server and its log
     /// disagree) stops the document: the submit is not acknowledged, the
     /// terminals are told `closed`, and the document opens again from the log.
+    /// Sealed text that does not open (a character of entry 7's ciphertext
+    /// changed, the chain re-sealed over it) is named by its own entry and
+    /// version, as `verify --help` promises (issue 44: it named entry 1, the
+    /// first of the page being read, without a version).
+    func testSealedTextThatDoesNotOpenIsNamedByItsEntry() throws {
+        let f = try Fixture()
+        for i in 0..<9 { try f.alice.submit("d", tx: "s\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "k", "value": .int(Int64(i))]]) }
+        try f.db.db.execute(script: """
+            ALTER TABLE log DISABLE TRIGGER USER;
+            UPDATE log SET ops = overlay(ops placing CASE WHEN substr(ops, 30, 1) = 'A' THEN 'B' ELSE 'A' END from 30 for 1)
+            WHERE doc = 'd' AND seq = 7;
+            ALTER TABLE log ENABLE TRIGGER USER;
+            """ + resealSQL(doc: "d", from: "7"))
+        let r = try runAdmin(f.db, ["verify", "d"])
+        XCTAssertEqual(r.status, 1, r.out + r.err)
+        XCTAssertTrue(r.out.contains("d entry 7 (version 7):"), r.out)
+    }
+
     func testACommittedEntryThatDoesNotApplyIsNotAcknowledged() throws {
         let f = try Fixture(serverArguments: ["--fault-unappliable-version", "3"])
         let (db, a) = (f.db, f.alice)
