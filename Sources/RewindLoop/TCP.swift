@@ -211,6 +211,27 @@ public final class TCPStream {
         }
     }
 
+    /// Closes at once with a reset (RST): what the kernel still holds for a
+    /// peer that does not read is dropped, not kept sending, and the peer's
+    /// next read fails (`ECONNRESET`) — never a clean end of stream in the
+    /// middle of a message. SO_LINGER set to zero by hand: libuv's
+    /// `uv_tcp_close_reset` refuses a handle with a shutdown pending, which is
+    /// exactly the case (`close()` waits for a peer that does not read).
+    public func reset() {
+        if !isClosed {
+            isClosed = true
+            onRead = { _ in }
+            uv_read_stop(stream)
+        }
+        guard !handleClosing else { return }
+        var fd: uv_os_fd_t = -1
+        if uv_fileno(handlePointer(handle), &fd) == 0 {
+            var l = linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
+        }
+        closeStreamHandle()
+    }
+
     /// True once `uv_close` was called: the handle must not be touched again.
     private var handleClosing = false
 

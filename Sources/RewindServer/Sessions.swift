@@ -128,7 +128,7 @@ final class Sessions {
     func closeOverdue(now: UInt64) {
         closing.removeAll { entry in
             guard now >= entry.deadline else { return false }
-            entry.stream.close(now: true)
+            entry.stream.reset()
             return true
         }
     }

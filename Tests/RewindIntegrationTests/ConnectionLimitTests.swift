@@ -1,3 +1,4 @@
+import Glibc
 import RewindCore
 import XCTest
 
@@ -35,6 +36,38 @@ final class ConnectionLimitTests: XCTestCase {
         XCTAssertEqual(bye?["retry"], true)
         XCTAssertLessThan(versions.count, 300)
         XCTAssertEqual(versions, versions.isEmpty ? [] : Array(1...Int64(versions.count)), "pushes before the bye arrive in order without gaps")
+    }
+
+    /// A terminal that does not read even its `bye` is closed hard once the
+    /// close grace is over: reset, so its reads end in an error, never in a
+    /// clean end of stream in the middle of a message (issue 44: the docs
+    /// said reset; the server ended the stream normally, cut mid-line).
+    func testAPeerThatDoesNotReadIsResetAfterTheCloseGrace() throws {
+        let db = try TestDatabase()
+        let server = try ServerProcess(database: db, arguments: ["--max-output-bytes", "65536", "--slow-timeout", "1", "--close-grace", "1"])
+        let writer = try Terminal(port: server.port)
+        try writer.hello("alice", db)
+        try writer.request("create_doc", [("doc", "d")])
+        try writer.share("d", "bob", "viewer")
+        let slow = try Terminal(port: server.port, receiveBuffer: 4096)
+        try slow.hello("bob", db)
+        XCTAssertEqual(try slow.request("open", [("doc", "d")])["ok"], true)
+        let big = String(repeating: "x", count: 20_000)
+        // More than the kernel's buffers on both sides hold (several MB on loopback): the rest waits in the server.
+        for i in 0..<300 {
+            try writer.submit("d", tx: "w\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "blob", "value": .string(big + String(i))]])
+        }
+        sleep(5)  // over the bound for the slow timeout (1 s, swept each second), then the close grace (1 s)
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var received = 0
+        var ending: Int32 = 0
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(slow.fd, $0.baseAddress, $0.count) }
+            if n > 0 { received += n; continue }
+            ending = n == 0 ? 0 : errno
+            break
+        }
+        XCTAssertEqual(ending, ECONNRESET, "after \(received) bytes the stream \(ending == 0 ? "ended cleanly" : "failed with errno \(ending)")")
     }
 
     func testASilentConnectionIsClosedAsIdle() throws {
