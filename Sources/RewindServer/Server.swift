@@ -37,6 +37,15 @@ public final class Server {
                                   let d = self.documents[doc]
                                   return (d != nil, !(d?.subscribers.isEmpty ?? true))
                               })
+        a.notBefore = { [unowned self] since, body in
+            let elapsed = (monotonicNanos() - since) / 1_000_000
+            guard elapsed < AccessControl.notFoundFloorMs else { return body() }
+            let t = Timer(loop: self.loop)
+            t.start(after: AccessControl.notFoundFloorMs - elapsed) {
+                t.close()
+                body()
+            }
+        }
         a.onEffect = { [unowned self] effect in
             switch effect {
             case let .accessChanged(doc, roles): self.accessChanged(doc, roles)
