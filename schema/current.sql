@@ -14,6 +14,31 @@
 
 
 --
+-- Name: rewind_claim_heads(text[], bigint[], bytea[], bigint[], bigint[], bytea[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_claim_heads(docs text[], expected bigint[], expected_hash bytea[], last_seq bigint[], last_version bigint[], last_hash bytea[]) RETURNS TABLE(doc text, claimed boolean, seq bigint)
+    LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
+    SET enable_hashjoin TO 'off'
+    SET enable_mergejoin TO 'off'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH c AS (
+        SELECT * FROM unnest(docs, expected, expected_hash, last_seq, last_version, last_hash)
+            AS c(doc, expected, expected_hash, last_seq, last_version, last_hash)
+    ), up AS (
+        UPDATE documents d SET seq = c.last_seq, head = c.last_version, head_hash = c.last_hash
+        FROM c WHERE d.id = c.doc AND d.seq = c.expected AND d.head_hash = c.expected_hash
+        RETURNING d.id
+    )
+    SELECT c.doc, c.doc IN (SELECT up.id FROM up), d.seq FROM c LEFT JOIN documents d ON d.id = c.doc;
+END $$;
+
+
+--
 -- Name: rewind_entry_hash(bytea, text, bigint, bigint, text, uuid, bigint, text, text, text, text, text, text, bigint, text, text, text, text, bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 

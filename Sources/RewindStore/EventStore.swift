@@ -92,8 +92,9 @@ public final class EventStore {
         connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, requiresPrimary: true, logger: logger)
         self.writers = (0..<max(1, writers)).map { _ in
             let c = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, requiresPrimary: true, logger: logger)
-            // Parsed and planned once per connection, not per batch: its plan must
-            // not depend on the log's size when prepared (schema 012, PlanStabilityTests).
+            // Parsed and planned once per connection, not per batch (`writerSettings`): its
+            // plan must not depend on the tables' sizes when prepared (schema 017, PlanStabilityTests).
+            for setting in LogRows.writerSettings { c.setting(setting) }
             c.prepare(LogRows.appendName, LogRows.appendSQL)
             return Writer(c)
         }

@@ -232,16 +232,43 @@ enum LogRows {
     /// document — `doc, claimed, seq` (the head as the statement found it;
     /// null: no such document).
     ///
-    /// This is the writers' prepared statement, and it reads nothing of
-    /// `log` itself: PostgreSQL settles on one generic plan for it within a
-    /// writer's first six batches — on a new database, while every table is
-    /// a page or two — and keeps that plan until something invalidates it.
-    /// A lookup in `log` planned then was a sequential scan, kept as the log
-    /// grew (issue 44: 870 ms a batch at 150,000 entries). The unique indexes
-    /// on `(doc, user_id, tx)` (schema/008) still refuse a transaction
-    /// appended twice; a batch they refuse is sent again as
-    /// `appendCheckedSQL`, which finds and reports the repeat.
-    static let appendSQL = appendSQL(lookingUpTransactions: false)
+    /// This is the writers' prepared statement, kept to its generic plan
+    /// (`writerSettings`: planning it for each batch was a large share of a
+    /// busy document's time), and it reads no table itself: a generic plan is
+    /// made once, on a new database while every table is a page or two, and
+    /// kept however they grow. A lookup in `log` planned then was a
+    /// sequential scan (issue 44: 870 ms a batch at 150,000 entries); the
+    /// heads are claimed by `rewind_claim_heads` (schema/017), whose plans
+    /// can only probe `documents` by key. The unique indexes on `(doc,
+    /// user_id, tx)` (schema/008) still refuse a transaction appended twice;
+    /// a batch they refuse is sent again as `appendCheckedSQL`, which finds
+    /// and reports the repeat.
+    static let appendSQL = """
+        WITH rows AS (
+            SELECT * FROM unnest($7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::bigint[], $13::text[],
+                                 $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[],
+                                 $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[])
+                AS r(doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops, inverse,
+                     refers, meta, time_ms, hash)
+        ), claim AS (
+            SELECT * FROM rewind_claim_heads($1::text[], $2::bigint[], $3::bytea[], $4::bigint[], $5::bigint[], $6::bytea[])
+        ), ins AS (
+            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops,
+                             inverse, refers, meta, time, hash)
+            SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
+                   r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash
+            FROM rows r WHERE r.doc IN (SELECT claim.doc FROM claim WHERE claim.claimed)
+        )
+        SELECT claim.doc, claim.claimed, claim.seq, NULL::bigint, NULL::text FROM claim
+        """
+
+    /// What a writer's session is set to, on every (re)connect: the append
+    /// statement keeps its generic plan (without this PostgreSQL judged it
+    /// dearer than plans made for each batch's own arrays, and planned every
+    /// batch: auto_explain, one busy document, 2,053 plans for 2,053
+    /// batches). The statement triggers' PL/pgSQL plans are kept from their
+    /// first run too; theirs price sequential scans out (schema/015).
+    static let writerSettings = ["SET plan_cache_mode = force_generic_plan"]
 
     /// The same, also looking each flagged row's transaction up in the log
     /// (`Claim.checkDuplicates`): a document one of whose transactions the
@@ -258,57 +285,43 @@ enum LogRows {
     /// predicates (`log_event_tx`, `log_mark_tx`, schema/008) — joined on
     /// `l.entry = r.entry` it could use neither and read the document's
     /// whole log through the primary key.
-    static let appendCheckedSQL = appendSQL(lookingUpTransactions: true)
-
-    private static func appendSQL(lookingUpTransactions lookup: Bool) -> String {
-        let rows = """
-            WITH rows AS (
-                SELECT * FROM unnest($7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::bigint[], $13::text[],
-                                     $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[],
-                                     $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[]\(lookup ? ", $26::bool[]" : ""))
-                    AS r(doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops, inverse,
-                         refers, meta, time_ms, hash\(lookup ? ", check_dup" : ""))
-            )
-            """
-        let dup = """
-            , dup AS (
-                SELECT r.doc, r.seq, l.version, l.tx_digest FROM rows r
-                CROSS JOIN LATERAL (SELECT l.version, l.tx_digest FROM log l
-                                    WHERE l.doc = r.doc AND l.user_id = r.user_id AND l.tx = r.tx AND l.entry = 'event' LIMIT 1) l
-                WHERE r.check_dup AND r.entry = 'event' AND r.tx IS NOT NULL
-                UNION ALL
-                SELECT r.doc, r.seq, l.version, l.tx_digest FROM rows r
-                CROSS JOIN LATERAL (SELECT l.version, l.tx_digest FROM log l
-                                    WHERE l.doc = r.doc AND l.user_id = r.user_id AND l.tx = r.tx AND l.entry = 'mark' AND l.tx IS NOT NULL
-                                    LIMIT 1) l
-                WHERE r.check_dup AND r.entry = 'mark' AND r.tx IS NOT NULL
-            )
-            """
-        let notDuplicated = lookup ? "\n      AND NOT EXISTS (SELECT 1 FROM dup WHERE dup.doc = c.doc)" : ""
-        let rest = """
-            , claim AS (
-                UPDATE documents d SET seq = c.last_seq, head = c.last_version, head_hash = c.last_hash
-                FROM unnest($1::text[], $2::bigint[], $3::bytea[], $4::bigint[], $5::bigint[], $6::bytea[])
-                    AS c(doc, expected, expected_hash, last_seq, last_version, last_hash)
-                WHERE d.id = c.doc AND d.seq = c.expected AND d.head_hash = c.expected_hash\(notDuplicated)
-                RETURNING d.id
-            ), ins AS (
-                INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops,
-                                 inverse, refers, meta, time, hash)
-                SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
-                       r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash
-                FROM rows r WHERE r.doc IN (SELECT id FROM claim)
-            )
-            SELECT c.doc, c.doc IN (SELECT id FROM claim), d.seq, NULL::bigint, NULL::text
-            FROM unnest($1::text[]) AS c(doc) LEFT JOIN documents d ON d.id = c.doc
-            """
-        let duplicates = """
-
+    static let appendCheckedSQL = """
+        WITH rows AS (
+            SELECT * FROM unnest($7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::bigint[], $13::text[],
+                                 $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[],
+                                 $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[], $26::bool[])
+                AS r(doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops, inverse,
+                     refers, meta, time_ms, hash, check_dup)
+        ), dup AS (
+            SELECT r.doc, r.seq, l.version, l.tx_digest FROM rows r
+            CROSS JOIN LATERAL (SELECT l.version, l.tx_digest FROM log l
+                                WHERE l.doc = r.doc AND l.user_id = r.user_id AND l.tx = r.tx AND l.entry = 'event' LIMIT 1) l
+            WHERE r.check_dup AND r.entry = 'event' AND r.tx IS NOT NULL
             UNION ALL
-            SELECT dup.doc, false, dup.seq, dup.version, dup.tx_digest FROM dup
-            """
-        return rows + (lookup ? dup : "") + rest + (lookup ? duplicates : "")
-    }
+            SELECT r.doc, r.seq, l.version, l.tx_digest FROM rows r
+            CROSS JOIN LATERAL (SELECT l.version, l.tx_digest FROM log l
+                                WHERE l.doc = r.doc AND l.user_id = r.user_id AND l.tx = r.tx AND l.entry = 'mark' AND l.tx IS NOT NULL
+                                LIMIT 1) l
+            WHERE r.check_dup AND r.entry = 'mark' AND r.tx IS NOT NULL
+        ), claim AS (
+            UPDATE documents d SET seq = c.last_seq, head = c.last_version, head_hash = c.last_hash
+            FROM unnest($1::text[], $2::bigint[], $3::bytea[], $4::bigint[], $5::bigint[], $6::bytea[])
+                AS c(doc, expected, expected_hash, last_seq, last_version, last_hash)
+            WHERE d.id = c.doc AND d.seq = c.expected AND d.head_hash = c.expected_hash
+              AND NOT EXISTS (SELECT 1 FROM dup WHERE dup.doc = c.doc)
+            RETURNING d.id
+        ), ins AS (
+            INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops,
+                             inverse, refers, meta, time, hash)
+            SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
+                   r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash
+            FROM rows r WHERE r.doc IN (SELECT id FROM claim)
+        )
+        SELECT c.doc, c.doc IN (SELECT id FROM claim), d.seq, NULL::bigint, NULL::text
+        FROM unnest($1::text[]) AS c(doc) LEFT JOIN documents d ON d.id = c.doc
+        UNION ALL
+        SELECT dup.doc, false, dup.seq, dup.version, dup.tx_digest FROM dup
+        """
 
     /// The name `appendSQL` is prepared under on every writer connection.
     static let appendName = "rewind_append_batch"

@@ -24,6 +24,7 @@ final class PlanStabilityTests: XCTestCase {
         let c = db.db
         let user = try XCTUnwrap(c.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0))
         try c.query("INSERT INTO documents (id, owner, seq, head, head_hash) VALUES ('busy', \(user), 0, 0, \(Self.zero))")
+        for setting in LogRows.writerSettings { try c.query(setting) }  // as a writer's session is set
         let small: Int64 = 20
         for seq in 1...small {
             let s = Self.append("busy", seq: seq, tx: "t\(seq)", user: user, lookUp: false)
@@ -36,11 +37,17 @@ final class PlanStabilityTests: XCTestCase {
         let other = try c.another()
         try Self.fill(other, doc: "busy", entries: (small + 1)...grown, user: user)
         try other.query("UPDATE documents SET seq = \(grown), head = \(grown) WHERE id = 'busy'")
+        // And 100 times as many documents.
+        try other.query("""
+            INSERT INTO documents (id, owner, seq, head, head_hash) SELECT 'other' || g, \(user), 0, 0, \(Self.zero) FROM generate_series(1, 2000) g
+            """)
 
         // The writer's next batch, through the plan it made on the small log.
-        let next = try reads(c) { try c.query(Self.append("busy", seq: grown + 1, tx: "new", user: user, lookUp: false)) }
+        let next = try reads(c, of: ["log", "documents"]) { try c.query(Self.append("busy", seq: grown + 1, tx: "new", user: user, lookUp: false)) }
         XCTAssertEqual(next.rows[0, 1], "t", "the next entry is appended")
         XCTAssertEqual(next.of["log"]?.seqScans, 0, "the writer's statement scanned the grown log whole")
+        XCTAssertEqual(next.of["documents"]?.seqScans, 0, "the writer's statement scanned the grown documents whole")
+        XCTAssertLessThan(next.of["documents"]?.fetched ?? .max, 10, "rows of documents fetched to claim one head")
 
         // A retry of an old transaction, looked up as the store sends it (unnamed).
         let checked = Self.append("busy", seq: grown + 1, tx: "t7", user: user, lookUp: true)
