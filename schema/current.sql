@@ -22,6 +22,7 @@ CREATE FUNCTION public.rewind_claim_heads(docs text[], expected bigint[], expect
     SET enable_seqscan TO 'off'
     SET enable_hashjoin TO 'off'
     SET enable_mergejoin TO 'off'
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_column
 BEGIN
@@ -179,6 +180,9 @@ END $$;
 CREATE FUNCTION public.rewind_notify_log() RETURNS trigger
     LANGUAGE plpgsql
     SET enable_nestloop TO 'off'
+    SET enable_hashjoin TO 'on'
+    SET enable_mergejoin TO 'on'
+    SET jit TO 'off'
     AS $$
 BEGIN
     PERFORM pg_notify('rewind_log', n.seq || ' ' || n.head || ' ' || n.id)

@@ -58,6 +58,25 @@ final class PlanStabilityTests: XCTestCase {
         XCTAssertLessThan(retry.of["log"]?.fetched ?? .max, 100, "rows of log fetched through an index to find one transaction")
     }
 
+    /// The claim prices every way to read `documents` but an index probe out,
+    /// and a function's settings hold for the triggers its statements fire:
+    /// the notice trigger on `documents` (schema/016) prices nested loops
+    /// out itself, so with hash and merge joins priced out too each of its
+    /// joins cost over `jit_above_cost` and every batch was compiled just in
+    /// time (~140 ms: a busy document made 233 commits/s instead of ~10,000).
+    /// Each names what it needs, and neither compiles.
+    func testTheClaimsSettingsLeaveTheNoticeTriggerAJoinAndNoJIT() throws {
+        let db = try TestDatabase()
+        let settings = try db.db.query("""
+            SELECT proname, array_to_string(proconfig, ',') FROM pg_proc
+            WHERE proname IN ('rewind_claim_heads', 'rewind_notify_log') ORDER BY proname
+            """)
+        XCTAssertEqual(settings.count, 2)
+        let claim = settings[0, 1] ?? "", notice = settings[1, 1] ?? ""
+        for s in ["enable_seqscan=off", "enable_hashjoin=off", "enable_mergejoin=off", "jit=off"] { XCTAssertTrue(claim.contains(s), claim) }
+        for s in ["enable_nestloop=off", "enable_hashjoin=on", "jit=off"] { XCTAssertTrue(notice.contains(s), notice) }
+    }
+
     /// The writers' statement does not look transactions up; the unique
     /// index refuses a repeat, under the name the store recognises
     /// (`LogRows.refusedARepeatedTransaction`), and the statement that looks
