@@ -122,17 +122,35 @@ enum LogRows {
                         throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
                     }
                 }
+                /// Why this row's content did not open, said of its entry: a change the
+                /// chain shows (the row does not chain to the one before it in the page)
+                /// as the chain break it is; else the sealed text does not belong here
+                /// (moved from another entry, and the chain re-sealed).
+                func unopened(_ error: RewindError) -> RewindError {
+                    if !out.isEmpty, seq == before.seq + 1 {
+                        let row = LogRow(doc: doc, seq: seq, version: version, entry: entry, id: id, userID: user, client: client, kind: kind,
+                                         group: grp, action: r.text(9), tx: tx, txDigest: digest, base: base, ops: opsText, inverse: invText,
+                                         refers: r.text(15), meta: metaText, time: time, hash: hash)
+                        if row.chained(after: before.hash) != hash { return DocumentLedger.chainBreak(doc: doc, row) }
+                    }
+                    return about(error, seq: seq, version: version)
+                }
                 let ops: [Op], inverse: [Op], plainOps: String
                 if DocumentCipher.isSealed(opsText), let cipher, invText == DocumentCipher.inverseInOps {
                     // Parsed from the opened bytes themselves: no text made of them but the ops' (for the wire).
-                    let (bytes, nl) = try cipher.openEntryBytes(opsText)
+                    // Opened at this row's place: sealed text moved here from another entry does not open.
+                    let bytes: [UInt8], nl: Int
+                    do { (bytes, nl) = try cipher.openEntryBytes(opsText, seq: seq, id: id) } catch { throw unopened(error) }
                     (ops, inverse) = try bytes.withUnsafeBufferPointer { (b) throws(RewindError) -> ([Op], [Op]) in
                         (try parseOps(UnsafeBufferPointer(rebasing: b[..<nl]), doc: doc, version: version),
                          try parseOps(UnsafeBufferPointer(rebasing: b[(nl + 1)...]), doc: doc, version: version))
                     }
                     plainOps = String(decoding: bytes[..<nl], as: UTF8.self)
                 } else {
-                    let plain = try DocumentCipher.plain(ops: opsText, inverse: invText, cipher: cipher, doc: doc)
+                    let plain: (ops: String, inverse: String)
+                    do { plain = try DocumentCipher.plain(ops: opsText, inverse: invText, cipher: cipher, doc: doc, seq: seq, id: id) } catch {
+                        throw unopened(error)
+                    }
                     (ops, inverse, plainOps) = (try parseOps(plain.ops, doc: doc, version: version),
                                                 try parseOps(plain.inverse, doc: doc, version: version), plain.ops)
                 }
@@ -165,6 +183,14 @@ enum LogRows {
             }
         }
         return out
+    }
+
+    /// `error` with the entry it is about (details `seq`, `version`): a page
+    /// fails as a whole, and `verify` names the entry from these.
+    private static func about(_ error: RewindError, seq: Int64, version: Int64) -> RewindError {
+        var members = error.details?.objectValue?.members.filter { $0.key != "seq" && $0.key != "version" } ?? []
+        members += [(key: "seq", value: .int(seq)), (key: "version", value: .int(version))]
+        return RewindError(error.code, error.message, details: .object(JSONObject(members)))
     }
 
     /// `\x0123…` (bytea in text form) as bytes.

@@ -164,7 +164,9 @@ public enum Verify {
         var entries: [LogEntry] = []
         while true {
             do { entries = try reader.next(done: entries) } catch {
-                return Problem(doc: doc, seq: ledger.seq + 1, what: error.message)
+                // A page fails as a whole: the entry it failed at, when the error names it (sealed text that does not open there).
+                let at = error.details?.objectValue
+                return Problem(doc: doc, seq: at?["seq"]?.intValue ?? ledger.seq + 1, version: at?["version"]?.intValue, what: error.message)
             }
             if entries.isEmpty { break }
             for entry in entries {

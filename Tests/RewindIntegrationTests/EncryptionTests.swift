@@ -229,6 +229,37 @@ final class EncryptionTests: XCTestCase {
         XCTAssertEqual(try runAdmin(f.db, ["user", "erase", "bob"]).status, 1, "no user bob any more")
     }
 
+    /// A superuser without the key swaps two entries' sealed ops within one
+    /// document and re-seals the (unkeyed) chain: each event still applies
+    /// and its inverse still undoes it (the entries set different keys), so
+    /// only the sealing can tell. Sealed text is bound to its place
+    /// (document, seq, entry id): `verify` with the key names the first
+    /// moved entry, and a server refuses to open the document.
+    func testSealedOpsSwappedBetweenEntriesAreCaughtByVerifyWithTheKey() throws {
+        let f = try Fixture()
+        for i in 0..<4 { try f.alice.submit("d", tx: "s\(i)", base: Int64(i), [["op": "set", "node": "root", "key": .string("k\(i)"), "value": .int(Int64(i))]]) }
+        XCTAssertEqual(try runAdmin(f.db, ["verify", "d"]).status, 0)
+        try f.db.db.execute(script: """
+            ALTER TABLE log DISABLE TRIGGER USER;
+            UPDATE log l SET ops = o.ops FROM (SELECT seq, ops FROM log WHERE doc = 'd' AND seq IN (2, 3)) o
+            WHERE l.doc = 'd' AND l.seq IN (2, 3) AND o.seq = 5 - l.seq;
+            ALTER TABLE log ENABLE TRIGGER USER;
+            DELETE FROM snapshots WHERE doc = 'd';
+            """ + resealSQL(doc: "d", from: "2"))
+        XCTAssertEqual(try withoutMasterKey { try runAdmin(f.db, ["verify", "d"]) }.status, 0, "the re-sealed chain holds on its own")
+        let swapped = try runAdmin(f.db, ["verify", "d"])
+        XCTAssertEqual(swapped.status, 1, swapped.out + swapped.err)
+        XCTAssertTrue(swapped.out.contains("d entry 2 (version 2): "), swapped.out)
+        XCTAssertTrue(swapped.out.contains("of d do not open at their place"), swapped.out)
+
+        f.server.kill9()
+        let server = try ServerProcess(database: f.db)
+        let a = try Terminal(port: server.port)
+        try a.hello("alice", f.db)
+        let open = try a.request("open", [("doc", "d")])
+        XCTAssertEqual(open.errorCode, "internal", JSONWriter.string(.object(open)))
+    }
+
     /// A database from before encryption: `rewind admin migrate` with the
     /// master key seals every document's content, re-chains it, and the
     /// document replays and verifies as before; without the key it says

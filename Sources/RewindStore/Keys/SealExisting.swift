@@ -39,7 +39,7 @@ public enum SealExisting {
                         throw RewindError(.internal, "the hash chain of \(doc) breaks at entry \(r.seq) before sealing: run `rewind admin verify \(doc)` and restore it first")
                     }
                     previousStored = r.hash
-                    if let o = r.ops, let i = r.inverse { (r.ops, r.inverse) = cipher.sealed(ops: o, inverse: i) }
+                    if let o = r.ops, let i = r.inverse { (r.ops, r.inverse) = cipher.sealed(ops: o, inverse: i, seq: r.seq, id: r.id) }
                     if r.entry == "event", let d = r.txDigest { r.txDigest = cipher.fingerprint(Array(("sealed " + d).utf8)) }
                     r.hash = r.chained(after: previous)
                     previous = r.hash
