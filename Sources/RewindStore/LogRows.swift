@@ -70,6 +70,8 @@ enum LogRows {
         /// Entries `1..<linked` were checked against the entry before them (the first never is).
         var linked = 0
         /// Entry `linked` does not chain to the one before it (nil: not checked, or none).
+        /// It may be just past the entries: a row whose sealed text does not open
+        /// there either is not decoded, and the page ends before it.
         var broken: RewindError?
     }
 
@@ -124,23 +126,30 @@ enum LogRows {
                 }
                 /// Why this row's content did not open, said of its entry: a change the
                 /// chain shows (the row does not chain to the one before it in the page)
-                /// as the chain break it is; else the sealed text does not belong here
-                /// (moved from another entry, and the chain re-sealed).
-                func unopened(_ error: RewindError) -> RewindError {
+                /// as the chain break it is (`breaks`); else the sealed text does not
+                /// belong here (moved from another entry, and the chain re-sealed).
+                func unopened(_ error: RewindError) -> (error: RewindError, breaks: Bool) {
                     if !out.isEmpty, seq == before.seq + 1 {
                         let row = LogRow(doc: doc, seq: seq, version: version, entry: entry, id: id, userID: user, client: client, kind: kind,
                                          group: grp, action: r.text(9), tx: tx, txDigest: digest, base: base, ops: opsText, inverse: invText,
                                          refers: r.text(15), meta: metaText, time: time, hash: hash)
-                        if row.chained(after: before.hash) != hash { return DocumentLedger.chainBreak(doc: doc, row) }
+                        if row.chained(after: before.hash) != hash { return (DocumentLedger.chainBreak(doc: doc, row), true) }
                     }
-                    return about(error, seq: seq, version: version)
+                    return (about(error, seq: seq, version: version), false)
                 }
                 let ops: [Op], inverse: [Op], plainOps: String
                 if DocumentCipher.isSealed(opsText), let cipher, invText == DocumentCipher.inverseInOps {
                     // Parsed from the opened bytes themselves: no text made of them but the ops' (for the wire).
                     // Opened at this row's place: sealed text moved here from another entry does not open.
                     let bytes: [UInt8], nl: Int
-                    do { (bytes, nl) = try cipher.openEntryBytes(opsText, seq: seq, id: id) } catch { throw unopened(error) }
+                    do { (bytes, nl) = try cipher.openEntryBytes(opsText, seq: seq, id: id) } catch {
+                        let why = unopened(error)
+                        // Checking links, a break is handed over as any other is, the page ending before it.
+                        guard why.breaks, links != nil, linking else { throw why.error }
+                        links!.linked = out.count
+                        links!.broken = why.error
+                        return out
+                    }
                     (ops, inverse) = try bytes.withUnsafeBufferPointer { (b) throws(RewindError) -> ([Op], [Op]) in
                         (try parseOps(UnsafeBufferPointer(rebasing: b[..<nl]), doc: doc, version: version),
                          try parseOps(UnsafeBufferPointer(rebasing: b[(nl + 1)...]), doc: doc, version: version))
@@ -149,7 +158,7 @@ enum LogRows {
                 } else {
                     let plain: (ops: String, inverse: String)
                     do { plain = try DocumentCipher.plain(ops: opsText, inverse: invText, cipher: cipher, doc: doc, seq: seq, id: id) } catch {
-                        throw unopened(error)
+                        throw unopened(error).error
                     }
                     (ops, inverse, plainOps) = (try parseOps(plain.ops, doc: doc, version: version),
                                                 try parseOps(plain.inverse, doc: doc, version: version), plain.ops)
