@@ -71,6 +71,9 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
+        // What binding sealed entries to their place costs: both forms side by side (scripts/bench/README.md).
+        .executableTarget(name: "seal-bench", dependencies: ["RewindCore"]),
+
         // What several test targets share (a seeded generator, the chain re-seal SQL): one copy.
         .target(name: "RewindTestSupport", path: "Tests/RewindTestSupport"),
         .testTarget(name: "RewindCoreTests", dependencies: ["RewindCore", "RewindTestSupport"]),

@@ -97,7 +97,7 @@ extension Export {
             }
             stored = row.hash
             if let ops = row.ops, let inverse = row.inverse {
-                (row.ops, row.inverse) = try DocumentCipher.plain(ops: ops, inverse: inverse, cipher: cipher, doc: doc)
+                (row.ops, row.inverse) = try DocumentCipher.plain(ops: ops, inverse: inverse, cipher: cipher, doc: doc, seq: row.seq, id: row.id)
             }
             row.hash = row.chained(after: last)
             last = row.hash

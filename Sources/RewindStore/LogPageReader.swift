@@ -21,7 +21,8 @@ final class LogPageReader {
         var entries: [LogEntry] = []
         /// Entries `1..<linked` were checked against the entry before them (the first never is: the page before holds its predecessor).
         var linked = 0
-        /// Entry `linked` does not chain to the one before it (nil: it was not checked, or there is none).
+        /// Entry `linked` does not chain to the one before it (nil: it was not checked, or there is none);
+        /// `linked` may be `entries.count`: that row did not decode (`LogRows.Links`).
         var broken: RewindError?
     }
 

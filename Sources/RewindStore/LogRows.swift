@@ -70,6 +70,8 @@ enum LogRows {
         /// Entries `1..<linked` were checked against the entry before them (the first never is).
         var linked = 0
         /// Entry `linked` does not chain to the one before it (nil: not checked, or none).
+        /// It may be just past the entries: a row whose sealed text does not open
+        /// there either is not decoded, and the page ends before it.
         var broken: RewindError?
     }
 
@@ -111,64 +113,93 @@ enum LogRows {
                   let user = r.int(4), let name = r.text(5), let client = r.text(6), let kind = r.text(7),
                   let time = r.int(17), let hash = r.hash(18)
             else { throw RewindError(.internal, "malformed log row in \(doc)") }
-            do throws(RewindError) {
-                if entry == "event" {
-                    guard let k = EventKind(rawValue: kind), let grp = r.text(8), let tx = r.text(10), let digest = r.text(11),
-                          let base = r.int(12), let opsText = r.text(13), let invText = r.text(14)
-                    else { throw RewindError(.internal, "malformed event \(version) in \(doc)") }
-                    var meta = EventMeta()
-                    let metaText = r.text(16)
-                    if let m = metaText {
-                        do { meta = try EventMeta.parse(try JSONParser.parse(m, maxDepth: 8)) } catch {
-                            throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
-                        }
+            if entry == "event" {
+                guard let k = EventKind(rawValue: kind), let grp = r.text(8), let tx = r.text(10), let digest = r.text(11),
+                      let base = r.int(12), let opsText = r.text(13), let invText = r.text(14)
+                else { throw RewindError(.internal, "malformed event \(version) in \(doc)") }
+                var meta = EventMeta()
+                let metaText = r.text(16)
+                if let m = metaText {
+                    do { meta = try EventMeta.parse(try JSONParser.parse(m, maxDepth: 8)) } catch {
+                        throw RewindError(.internal, "event \(version) of \(doc) has meta that does not parse: \(error)")
                     }
-                    let ops: [Op], inverse: [Op], plainOps: String
-                    if DocumentCipher.isSealed(opsText), let cipher, invText == DocumentCipher.inverseInOps {
-                        // Parsed from the opened bytes themselves: no text made of them but the ops' (for the wire).
-                        let (bytes, nl) = try cipher.openEntryBytes(opsText)
-                        (ops, inverse) = try bytes.withUnsafeBufferPointer { (b) throws(RewindError) -> ([Op], [Op]) in
-                            (try parseOps(UnsafeBufferPointer(rebasing: b[..<nl]), doc: doc, version: version),
-                             try parseOps(UnsafeBufferPointer(rebasing: b[(nl + 1)...]), doc: doc, version: version))
-                        }
-                        plainOps = String(decoding: bytes[..<nl], as: UTF8.self)
-                    } else {
-                        let plain = try DocumentCipher.plain(ops: opsText, inverse: invText, cipher: cipher, doc: doc)
-                        (ops, inverse, plainOps) = (try parseOps(plain.ops, doc: doc, version: version),
-                                                    try parseOps(plain.inverse, doc: doc, version: version), plain.ops)
-                    }
-                    let event = Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
-                                      client: client, group: grp, kind: k, action: r.text(9), base: base, ops: ops, inverse: inverse,
-                                      refers: r.text(15), time: time, meta: meta, seq: seq, hash: hash,
-                                      stored: .init(ops: opsText, inverse: invText, meta: metaText, plainOps: plainOps))
-                    link(seq, hash, expected: { event.chainHash(after: $0) }, entry: { .event(event) })
-                    out.append(.event(event))
-                } else {
-                    guard let k = GroupMark.Kind(rawValue: kind) else { throw RewindError(.internal, "malformed mark \(seq) in \(doc)") }
-                    var scope: Key?
-                    var selection: Selection?
-                    let metaText = r.text(16)
-                    if let m = metaText {
-                        do {
-                            let o = try JSONParser.parse(m, maxDepth: 8).objectValue
-                            scope = o?["scope"]?.stringValue.map { Key($0) }
-                            selection = try Selection.parse(o?["selection"])
-                        } catch {
-                            throw RewindError(.internal, "mark \(seq) of \(doc) has meta that does not parse: \(error)")
-                        }
-                    }
-                    var mark = GroupMark(n: seq - version, afterVersion: version, id: id, userID: user, client: client, kind: k,
-                                         group: r.text(8), scope: scope, action: r.text(9), selection: selection, tx: r.text(10), time: time)
-                    mark.hash = hash
-                    mark.storedMeta = metaText
-                    link(seq, hash, expected: { mark.row(doc: doc).chained(after: $0) }, entry: { .mark(mark) })
-                    out.append(.mark(mark))
                 }
-            } catch {
-                throw error.at(entry: seq, version: entry == "event" ? version : nil)  // which entry of the page: verify names it
+                /// Why this row's content did not open, said of its entry: a change the
+                /// chain shows (the row does not chain to the one before it in the page)
+                /// as the chain break it is (`breaks`); else the sealed text does not
+                /// belong here (moved from another entry, and the chain re-sealed).
+                func unopened(_ error: RewindError) -> (error: RewindError, breaks: Bool) {
+                    if !out.isEmpty, seq == before.seq + 1 {
+                        let row = LogRow(doc: doc, seq: seq, version: version, entry: entry, id: id, userID: user, client: client, kind: kind,
+                                         group: grp, action: r.text(9), tx: tx, txDigest: digest, base: base, ops: opsText, inverse: invText,
+                                         refers: r.text(15), meta: metaText, time: time, hash: hash)
+                        if row.chained(after: before.hash) != hash { return (DocumentLedger.chainBreak(doc: doc, row), true) }
+                    }
+                    return (about(error, seq: seq, version: version), false)
+                }
+                let ops: [Op], inverse: [Op], plainOps: String
+                if DocumentCipher.isSealed(opsText), let cipher, invText == DocumentCipher.inverseInOps {
+                    // Parsed from the opened bytes themselves: no text made of them but the ops' (for the wire).
+                    // Opened at this row's place: sealed text moved here from another entry does not open.
+                    let bytes: [UInt8], nl: Int
+                    do { (bytes, nl) = try cipher.openEntryBytes(opsText, seq: seq, id: id) } catch {
+                        let why = unopened(error)
+                        // Checking links, a break is handed over as any other is, the page ending before it.
+                        guard why.breaks, links != nil, linking else { throw why.error }
+                        links!.linked = out.count
+                        links!.broken = why.error
+                        return out
+                    }
+                    (ops, inverse) = try bytes.withUnsafeBufferPointer { (b) throws(RewindError) -> ([Op], [Op]) in
+                        (try parseOps(UnsafeBufferPointer(rebasing: b[..<nl]), doc: doc, version: version),
+                         try parseOps(UnsafeBufferPointer(rebasing: b[(nl + 1)...]), doc: doc, version: version))
+                    }
+                    plainOps = String(decoding: bytes[..<nl], as: UTF8.self)
+                } else {
+                    let plain: (ops: String, inverse: String)
+                    do { plain = try DocumentCipher.plain(ops: opsText, inverse: invText, cipher: cipher, doc: doc, seq: seq, id: id) } catch {
+                        throw unopened(error).error
+                    }
+                    (ops, inverse, plainOps) = (try parseOps(plain.ops, doc: doc, version: version),
+                                                try parseOps(plain.inverse, doc: doc, version: version), plain.ops)
+                }
+                let event = Event(doc: doc, version: version, id: id, tx: tx, txDigest: digest, userID: user, userName: name,
+                                  client: client, group: grp, kind: k, action: r.text(9), base: base, ops: ops, inverse: inverse,
+                                  refers: r.text(15), time: time, meta: meta, seq: seq, hash: hash,
+                                  stored: .init(ops: opsText, inverse: invText, meta: metaText, plainOps: plainOps))
+                link(seq, hash, expected: { event.chainHash(after: $0) }, entry: { .event(event) })
+                out.append(.event(event))
+            } else {
+                guard let k = GroupMark.Kind(rawValue: kind) else { throw RewindError(.internal, "malformed mark \(seq) in \(doc)") }
+                var scope: Key?
+                var selection: Selection?
+                let metaText = r.text(16)
+                if let m = metaText {
+                    do {
+                        let o = try JSONParser.parse(m, maxDepth: 8).objectValue
+                        scope = o?["scope"]?.stringValue.map { Key($0) }
+                        selection = try Selection.parse(o?["selection"])
+                    } catch {
+                        throw RewindError(.internal, "mark \(seq) of \(doc) has meta that does not parse: \(error)")
+                    }
+                }
+                var mark = GroupMark(n: seq - version, afterVersion: version, id: id, userID: user, client: client, kind: k,
+                                     group: r.text(8), scope: scope, action: r.text(9), selection: selection, tx: r.text(10), time: time)
+                mark.hash = hash
+                mark.storedMeta = metaText
+                link(seq, hash, expected: { mark.row(doc: doc).chained(after: $0) }, entry: { .mark(mark) })
+                out.append(.mark(mark))
             }
         }
         return out
+    }
+
+    /// `error` with the entry it is about (details `seq`, `version`): a page
+    /// fails as a whole, and `verify` names the entry from these.
+    private static func about(_ error: RewindError, seq: Int64, version: Int64) -> RewindError {
+        var members = error.details?.objectValue?.members.filter { $0.key != "seq" && $0.key != "version" } ?? []
+        members += [(key: "seq", value: .int(seq)), (key: "version", value: .int(version))]
+        return RewindError(error.code, error.message, details: .object(JSONObject(members)))
     }
 
     /// `\x0123…` (bytea in text form) as bytes.

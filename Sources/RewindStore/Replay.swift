@@ -38,6 +38,8 @@ public enum Replay {
                 previous = page.entries[i].hash
                 try ledger.replay(page.entries[i], verify: false)
             }
+            // A break just past the page's entries: that row's sealed text did not open either.
+            if page.linked == page.entries.count, let broken = page.broken { throw broken }
             // Memory follows the undo stacks, not the log's length (as on the server, at each snapshot).
             ledger.compactHistory()
             ledger.forgetOldTransactions()

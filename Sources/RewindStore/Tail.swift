@@ -61,7 +61,7 @@ public enum Tail {
             else { throw RewindError(.internal, "malformed log row in \(doc): run `rewind admin verify \(doc)`") }
             var (ops, inverse) = (r[13], r[14])
             if let o = ops, let i = inverse, cipher != nil || !DocumentCipher.isSealed(o) {
-                (ops, inverse) = try DocumentCipher.plain(ops: o, inverse: i, cipher: cipher, doc: doc)
+                (ops, inverse) = try DocumentCipher.plain(ops: o, inverse: i, cipher: cipher, doc: doc, seq: s, id: id)
             }
             let row = LogRow(doc: doc, seq: s, version: v, entry: entry, id: id, userID: uid, client: client, kind: kind, group: r[8],
                              action: r[9], tx: r[10], txDigest: r[11], base: r[12].flatMap { Int64($0) }, ops: ops,

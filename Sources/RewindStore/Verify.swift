@@ -66,13 +66,17 @@ public enum Verify {
         try db.query("SELECT id FROM documents ORDER BY id").values.compactMap { $0[0] }
     }
 
-    /// What was checked of a document, when nothing was wrong.
+    /// What was checked of a document, when nothing was wrong, and how many
+    /// of its events are sealed in the unbound form of releases before
+    /// (`DocumentCipher`: bound to the document only, so one moved within it
+    /// still opens; `rewind admin migrate` with the key binds them). Not
+    /// counted for a purged document: its content opens for no one.
     public enum Checked: Sendable, Equatable {
         /// Everything: the chain, every event and inverse, snapshots, anchors.
-        case whole
+        case whole(unbound: Int64)
         /// The chain, positions, versions, head and anchors only: the content
         /// is sealed and was purged (`purged` holds when) or no key was given.
-        case chainOnly(purged: String?)
+        case chainOnly(purged: String?, unbound: Int64)
     }
 
     /// Checks one document; the first problem found, or what was checked
@@ -86,23 +90,32 @@ public enum Verify {
               let headHash = head[0, 2].flatMap(LogRows.bytea)
         else { return .failure(Problem(doc: doc, what: Problem.missing)) }
         let anchored = Dictionary(anchors.filter { $0.doc == doc }.map { ($0.seq, $0.hash) }, uniquingKeysWith: { a, _ in a })
+        var unbound: Int64 = 0
         if head[0, 3] == "t" || keys == nil {
             let purged = head[0, 3] == "t" ? try DocumentKeys.purgedAt(doc, db: db) : nil
-            if let problem = try chain(doc, head: (headSeq, headVersion, headHash), anchored: anchored, db: db, progress: progress) {
+            if let problem = try chain(doc, head: (headSeq, headVersion, headHash), anchored: anchored, db: db, unbound: &unbound,
+                                       progress: progress) {
                 return .failure(problem)
             }
-            return .success(.chainOnly(purged: purged))
+            return .success(.chainOnly(purged: purged, unbound: purged == nil ? unbound : 0))
         }
         let cipher = try DocumentKeys.cipher(for: doc, keys: keys, db: db)
-        if let problem = try whole(doc, head: (headSeq, headVersion, headHash), anchored: anchored, cipher: cipher, db: db, progress: progress) {
+        if let problem = try whole(doc, head: (headSeq, headVersion, headHash), anchored: anchored, cipher: cipher, db: db,
+                                   unbound: &unbound, progress: progress) {
             return .failure(problem)
         }
-        return .success(.whole)
+        return .success(.whole(unbound: unbound))
+    }
+
+    /// An event's stored ops sealed in the unbound form (`Checked`).
+    static func isUnbound(ops: String?) -> Bool {
+        guard let ops, DocumentCipher.isSealed(ops) else { return false }
+        return !DocumentCipher.isBound(ops)
     }
 
     /// The chain alone, from the rows as stored (no content opened).
     static func chain(_ doc: String, head: (seq: Int64, version: Int64, hash: [UInt8]), anchored: [Int64: [UInt8]], db: Database,
-                      progress: ((Int64, Int64) -> Void)?) throws(RewindError) -> Problem? {
+                      unbound: inout Int64, progress: ((Int64, Int64) -> Void)?) throws(RewindError) -> Problem? {
         var anchored = anchored
         var seq: Int64 = 0, version: Int64 = 0, previous: [UInt8] = []
         while true {
@@ -118,6 +131,7 @@ public enum Verify {
                                    what: "the hash chain of \(doc) breaks at entry \(r.seq) (version \(r.version)): the log was changed after it was written")
                 }
                 (seq, version, previous) = (r.seq, r.version, r.hash)
+                if isUnbound(ops: r.ops) { unbound += 1 }
                 if let expected = anchored.removeValue(forKey: seq), expected != previous {
                     return Problem(doc: doc, seq: seq, what: "differs from the anchor taken earlier (history was rewritten)")
                 }
@@ -136,7 +150,7 @@ public enum Verify {
 
     /// Everything, content included (opened with `cipher`).
     static func whole(_ doc: String, head: (seq: Int64, version: Int64, hash: [UInt8]), anchored: [Int64: [UInt8]], cipher: DocumentCipher?,
-                      db: Database, progress: ((Int64, Int64) -> Void)?) throws(RewindError) -> Problem? {
+                      db: Database, unbound: inout Int64, progress: ((Int64, Int64) -> Void)?) throws(RewindError) -> Problem? {
         let (headSeq, headVersion, headHash) = head
         var anchored = anchored
         // Their states are read one at a time when the replay reaches them, on a connection of
@@ -164,8 +178,9 @@ public enum Verify {
         var entries: [LogEntry] = []
         while true {
             do { entries = try reader.next(done: entries) } catch {
-                // The entry that failed to decode (its sealed text does not open, say), not the page's first.
-                return Problem(doc: doc, seq: error.entry?.seq ?? ledger.seq + 1, version: error.entry?.version, what: error.message)
+                // A page fails as a whole: the entry it failed at, when the error names it (sealed text that does not open there).
+                let at = error.details?.objectValue
+                return Problem(doc: doc, seq: at?["seq"]?.intValue ?? ledger.seq + 1, version: at?["version"]?.intValue, what: error.message)
             }
             if entries.isEmpty { break }
             for entry in entries {
@@ -176,7 +191,10 @@ public enum Verify {
                 // Only what the inverse check compares: the touched nodes as they were (a whole copy of
                 // the document per event cost as much as the replay itself).
                 var before: Before?
-                if case let .event(e) = entry { before = Before(e, ledger.document) }
+                if case let .event(e) = entry {
+                    before = Before(e, ledger.document)
+                    if isUnbound(ops: e.stored.ops) { unbound += 1 }
+                }
                 do { try ledger.replay(entry) } catch {
                     let v: Int64? = if case let .event(e) = entry { e.version } else { nil }
                     return Problem(doc: doc, seq: seq, version: v, what: error.message)

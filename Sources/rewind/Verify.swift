@@ -19,8 +19,14 @@ extension Admin {
 
                 The content (ops, inverses, snapshots) is sealed with each document's key: without
                 --master-key-file only the chain, positions, versions, head and anchors are
-                checked (the chain covers the sealed text). A purged document is reported as
-                purged, its chain checked (exit 0 when intact).
+                checked (the chain covers the sealed text). With it, each event's sealed ops and
+                inverse must open at their own entry (they are bound to the document, the entry's
+                position and its id): sealed text moved from another entry, even of the same
+                document, is caught although the chain was re-sealed. Entries sealed by releases
+                before that binding (bound to the document only) still open anywhere in it; a note
+                on stderr counts them (exit 0): `rewind admin migrate --master-key-file FILE`
+                binds them. A purged document is reported as purged, its chain checked (exit 0
+                when intact).
 
                 Prints the first problem of each document that has one, as
                 `DOC entry SEQ (version V): what failed`, and a summary. Progress goes to stderr
@@ -54,6 +60,7 @@ extension Admin {
             var missing: [String] = []
             var checked: Int64 = 0
             var chainOnly = 0
+            var unbound: [(doc: String, entries: Int64)] = []
             let keys = try db.keys(database)
             do {
                 var docs = self.docs.isEmpty ? try RewindStore.Verify.documents(db: database) : self.docs
@@ -67,11 +74,13 @@ extension Admin {
                         problems += 1
                         print(problem)
                         if problem.isMissing { missing.append(doc) }
-                    case let .success(.chainOnly(purged?)):
+                    case let .success(.chainOnly(purged?, _)):
                         print("\(doc): purged (\(purged)); its chain is intact")
-                    case .success(.chainOnly(nil)):
+                    case let .success(.chainOnly(nil, n)):
                         chainOnly += 1
-                    case .success(.whole): break
+                        if n > 0 { unbound.append((doc, n)) }
+                    case let .success(.whole(n)):
+                        if n > 0 { unbound.append((doc, n)) }
                     }
                     checked += 1
                 }
@@ -79,6 +88,16 @@ extension Admin {
             print(problems == 0 ? "ok: \(checked) document(s) verified" : "FAILED: \(problems) of \(checked) document(s)")
             if chainOnly > 0 {
                 printError("note: without the master key only the hash chains were checked (\(chainOnly) document(s)); give --master-key-file to check the content too\n")
+            }
+            if !unbound.isEmpty {
+                let entries = unbound.reduce(0) { $0 + $1.entries }
+                let named = unbound.prefix(5).map { "\($0.doc) (\($0.entries))" }.joined(separator: ", ") + (unbound.count > 5 ? ", …" : "")
+                printError("""
+                    note: \(entries) entries of \(unbound.count) document(s) are sealed in the old form, bound to their document \
+                    only — moved within it they would still open, so the checks above cannot tell: \(named). Stop the servers \
+                    and run `rewind admin migrate --master-key-file FILE` to bind them to their place (docs/operating.md)
+
+                    """)
             }
             if !missing.isEmpty {
                 printError("what to do: \(missing.joined(separator: ", ")) \(missing.count == 1 ? "is" : "are") not in this database: "

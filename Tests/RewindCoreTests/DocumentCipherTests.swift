@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import XCTest
-@testable import RewindCore
+@testable @_spi(Unbound) import RewindCore
 
 /// Content sealed with a document's key (SPEC section 15): what is stored
 /// opens to what was sealed and to nothing else, and a ledger that seals
@@ -49,9 +49,12 @@ final class DocumentCipherTests: XCTestCase {
             XCTAssertTrue(DocumentCipher.isSealed(sealed))
             XCTAssertFalse(DocumentCipher.isSealed(plain))
             XCTAssertEqual(try c.open(sealed, .snapshot), plain)
-            let entry = c.sealEntry(ops: plain, inverse: "[\"inv\"]")
-            XCTAssertEqual(try c.openEntry(entry).ops, plain)
-            XCTAssertEqual(try c.openEntry(entry).inverse, "[\"inv\"]")
+            let entry = c.sealEntry(ops: plain, inverse: "[\"inv\"]", seq: 5, id: "e5")
+            XCTAssertTrue(entry.hasPrefix("~k1.2:"), entry)
+            XCTAssertTrue(DocumentCipher.isBound(entry))
+            XCTAssertFalse(DocumentCipher.isBound(sealed))
+            XCTAssertEqual(try c.openEntry(entry, seq: 5, id: "e5").ops, plain)
+            XCTAssertEqual(try c.openEntry(entry, seq: 5, id: "e5").inverse, "[\"inv\"]")
             if plain.count > 6 { XCTAssertFalse(sealed.contains(plain.dropFirst().dropLast())) }
         }
         XCTAssertNotEqual(c.seal("[1]", .snapshot), c.seal("[1]", .snapshot), "a fresh nonce each time")
@@ -59,18 +62,63 @@ final class DocumentCipherTests: XCTestCase {
 
     func testSealedTextOpensOnlyForItsDocumentFieldAndKey() throws {
         let c = DocumentCipher(doc: "d", keyID: "k1", key: key)
-        let sealed = c.sealEntry(ops: "[{\"op\":\"set\"}]", inverse: "[]")
-        XCTAssertThrowsError(try c.open(sealed, .snapshot), "another column")
-        XCTAssertThrowsError(try DocumentCipher(doc: "e", keyID: "k1", key: key).openEntry(sealed), "another document")
-        XCTAssertThrowsError(try DocumentCipher(doc: "d", keyID: "k1", key: Array(key.reversed())).openEntry(sealed), "another key")
-        XCTAssertThrowsError(try DocumentCipher(doc: "d", keyID: "k2", key: key).openEntry(sealed), "another key id")
+        let sealed = c.sealEntry(ops: "[{\"op\":\"set\"}]", inverse: "[]", seq: 3, id: "e3")
+        XCTAssertThrowsError(try c.openSnapshotBytes(sealed), "another column")
+        XCTAssertThrowsError(try DocumentCipher(doc: "e", keyID: "k1", key: key).openEntry(sealed, seq: 3, id: "e3"), "another document")
+        XCTAssertThrowsError(try DocumentCipher(doc: "d", keyID: "k1", key: Array(key.reversed())).openEntry(sealed, seq: 3, id: "e3"), "another key")
+        XCTAssertThrowsError(try DocumentCipher(doc: "d", keyID: "k2", key: key).openEntry(sealed, seq: 3, id: "e3"), "another key id")
         var bytes = Array(sealed.utf8)
         let i = bytes.count - 10
         bytes[i] = bytes[i] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-        XCTAssertThrowsError(try c.openEntry(String(decoding: bytes, as: UTF8.self)), "a changed byte")
-        XCTAssertThrowsError(try c.openEntry("[1]"), "plain text is not sealed text")
-        XCTAssertThrowsError(try DocumentCipher.plain(ops: sealed, inverse: "~", cipher: nil, doc: "d"), "no key")
-        XCTAssertEqual(try DocumentCipher.plain(ops: "[1]", inverse: "[2]", cipher: nil, doc: "d").inverse, "[2]", "plain text as it is")
+        XCTAssertThrowsError(try c.openEntry(String(decoding: bytes, as: UTF8.self), seq: 3, id: "e3"), "a changed byte")
+        XCTAssertThrowsError(try c.openEntry("[1]", seq: 3, id: "e3"), "plain text is not sealed text")
+        XCTAssertThrowsError(try DocumentCipher.plain(ops: sealed, inverse: "~", cipher: nil, doc: "d", seq: 3, id: "e3"), "no key")
+        XCTAssertEqual(try DocumentCipher.plain(ops: "[1]", inverse: "[2]", cipher: nil, doc: "d", seq: 3, id: "e3").inverse, "[2]",
+                       "plain text as it is")
+    }
+
+    /// An entry's sealed text is bound to its place: it opens at its own
+    /// position and id only, so a superuser who moves it to another entry of
+    /// the same document (and re-seals the unkeyed chain) is caught by
+    /// whoever opens it there. Entries sealed before (bound to the document
+    /// only) still open anywhere in it, and neither form passes for the other.
+    func testAnEntryOpensOnlyAtItsPlaceAndOldUnboundEntriesStillOpen() throws {
+        let c = DocumentCipher(doc: "d", keyID: "k1", key: key)
+        let sealed = c.sealEntry(ops: "[1]", inverse: "[2]", seq: 3, id: "e3")
+        XCTAssertEqual(try c.openEntry(sealed, seq: 3, id: "e3").inverse, "[2]")
+        XCTAssertThrowsError(try c.openEntry(sealed, seq: 4, id: "e3"), "another position") {
+            XCTAssertTrue("\($0)".contains("the sealed ops and inverse of entry 4 (id e3) of d do not open at their place"), "\($0)")
+        }
+        XCTAssertThrowsError(try c.openEntry(sealed, seq: 3, id: "e4"), "another entry id")
+        // Fields that could run into one another if they were only joined.
+        let tricky = DocumentCipher(doc: "d1", keyID: "k1", key: key)
+        let t = tricky.sealEntry(ops: "[1]", inverse: "[]", seq: 23, id: "e")
+        XCTAssertThrowsError(try tricky.openEntry(t, seq: 2, id: "3e"))
+        XCTAssertThrowsError(try DocumentCipher(doc: "d12", keyID: "k1", key: key).openEntry(t, seq: 3, id: "e"))
+
+        let old = c.sealEntryUnbound(ops: "[1]", inverse: "[2]")
+        XCTAssertTrue(old.hasPrefix("~k1:"), old)
+        XCTAssertFalse(DocumentCipher.isBound(old))
+        XCTAssertEqual(try c.openEntry(old, seq: 3, id: "e3").ops, "[1]", "an entry sealed before opens")
+        XCTAssertEqual(try c.openEntry(old, seq: 9, id: "e9").ops, "[1]", "anywhere in its document: what migrate binds")
+        XCTAssertThrowsError(try DocumentCipher(doc: "e", keyID: "k1", key: key).openEntry(old, seq: 3, id: "e3"), "not in another")
+        // The form is in the stored text (and the chain): stripping the mark
+        // from a bound entry does not make it open anywhere, nor adding it to an old one.
+        let stripped = "~k1:" + sealed.dropFirst("~k1.2:".count)
+        XCTAssertThrowsError(try c.openEntry(stripped, seq: 3, id: "e3"))
+        let marked = "~k1.2:" + old.dropFirst("~k1:".count)
+        XCTAssertThrowsError(try c.openEntry(marked, seq: 3, id: "e3"))
+
+        // What migrate writes: plain and unbound entries bound where they are, bound ones as they are.
+        let fromOld = try c.bound(ops: old, inverse: "~", seq: 7, id: "e7")
+        XCTAssertTrue(DocumentCipher.isBound(fromOld.ops))
+        XCTAssertEqual(fromOld.inverse, "~")
+        XCTAssertEqual(try c.openEntry(fromOld.ops, seq: 7, id: "e7").inverse, "[2]")
+        XCTAssertThrowsError(try c.openEntry(fromOld.ops, seq: 3, id: "e3"))
+        let fromPlain = try c.bound(ops: "[5]", inverse: "[6]", seq: 8, id: "e8")
+        XCTAssertEqual(try c.openEntry(fromPlain.ops, seq: 8, id: "e8").inverse, "[6]")
+        XCTAssertEqual(try c.bound(ops: sealed, inverse: "~", seq: 3, id: "e3").ops, sealed)
+        XCTAssertThrowsError(try DocumentCipher(doc: "d", keyID: "k2", key: key).bound(ops: old, inverse: "~", seq: 7, id: "e7"))
     }
 
     /// A key's libcrypto contexts are keyed once and reused, given a new
@@ -81,23 +129,35 @@ final class DocumentCipherTests: XCTestCase {
         let c = DocumentCipher(doc: "d", keyID: "k1", key: key)
         let key = self.key
         @Sendable func openElsewhere(_ sealed: String, aad: String) throws -> String {
+            try openElsewhere(sealed, aad: Array(aad.utf8))
+        }
+        @Sendable func openElsewhere(_ sealed: String, aad: [UInt8]) throws -> String {
             let reference = SymmetricKey(data: key)
             let combined = try XCTUnwrap(Base64.decode(String(sealed.split(separator: ":", maxSplits: 1)[1])))
             let box = try AES.GCM.SealedBox(combined: combined)
-            return String(decoding: try AES.GCM.open(box, using: reference, authenticating: Array(aad.utf8)), as: UTF8.self)
+            return String(decoding: try AES.GCM.open(box, using: reference, authenticating: aad), as: UTF8.self)
+        }
+        /// A bound entry's authenticated data as docs/architecture.md states it, built here independently.
+        @Sendable func place(_ doc: String, _ seq: Int64, _ id: String) -> [UInt8] {
+            ["rewind entry at", doc, String(seq), id].flatMap { f -> [UInt8] in
+                let n = UInt64(f.utf8.count)
+                return (0..<8).map { UInt8(truncatingIfNeeded: n >> (56 - 8 * $0)) } + Array(f.utf8)
+            }
         }
         var gen = OpGenerator(seed: 11)
         for i in 0..<300 {
             let plain = "[" + String(String.UnicodeScalarView(gen.text(i % 90))) + "]"
-            let entry = c.sealEntry(ops: plain, inverse: "[]")
-            XCTAssertEqual(try openElsewhere(entry, aad: "rewind entry of d"), plain + "\n[]")
+            let entry = c.sealEntry(ops: plain, inverse: "[]", seq: Int64(i), id: "e\(i)")
+            XCTAssertEqual(try openElsewhere(entry, aad: place("d", Int64(i), "e\(i)")), plain + "\n[]")
+            XCTAssertEqual(try openElsewhere(c.sealEntryUnbound(ops: plain, inverse: "[]"), aad: "rewind entry of d"), plain + "\n[]")
             if i % 3 == 0 {  // failures on the same contexts, then a good open
                 var bytes = Array(entry.utf8)
                 bytes[bytes.count - 3] = bytes[bytes.count - 3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-                XCTAssertThrowsError(try c.openEntry(String(decoding: bytes, as: UTF8.self)))
-                XCTAssertThrowsError(try c.open(entry, .snapshot))
+                XCTAssertThrowsError(try c.openEntry(String(decoding: bytes, as: UTF8.self), seq: Int64(i), id: "e\(i)"))
+                XCTAssertThrowsError(try c.openSnapshotBytes(entry))
+                XCTAssertThrowsError(try c.openEntry(entry, seq: Int64(i) + 1, id: "e\(i)"))
             }
-            XCTAssertEqual(try c.openEntry(entry).ops, plain)
+            XCTAssertEqual(try c.openEntry(entry, seq: Int64(i), id: "e\(i)").ops, plain)
             let snapshot = c.seal(plain, .snapshot)
             XCTAssertEqual(try openElsewhere(snapshot, aad: "rewind snapshot of d"), plain)
         }
@@ -105,8 +165,9 @@ final class DocumentCipherTests: XCTestCase {
         DispatchQueue.concurrentPerform(iterations: 4) { t in
             for i in 0..<400 {
                 let plain = "[\(t),\(i)]"
-                let sealed = c.sealEntry(ops: plain, inverse: "[]")
-                if (try? c.openEntry(sealed).ops) != plain || (try? openElsewhere(sealed, aad: "rewind entry of d")) != plain + "\n[]" {
+                let sealed = c.sealEntry(ops: plain, inverse: "[]", seq: Int64(i), id: "t\(t)")
+                if (try? c.openEntry(sealed, seq: Int64(i), id: "t\(t)").ops) != plain
+                    || (try? openElsewhere(sealed, aad: place("d", Int64(i), "t\(t)"))) != plain + "\n[]" {
                     failures.withLock { $0 += 1 }
                 }
             }
@@ -191,7 +252,8 @@ final class DocumentCipherTests: XCTestCase {
             var replayed = DocumentLedger(doc: "d")
             for e in stored {
                 var read = e
-                let opened = try DocumentCipher.plain(ops: e.stored.ops, inverse: e.stored.inverse, cipher: cipher, doc: "d")
+                XCTAssertTrue(DocumentCipher.isBound(e.stored.ops))
+                let opened = try DocumentCipher.plain(ops: e.stored.ops, inverse: e.stored.inverse, cipher: cipher, doc: "d", seq: e.seq, id: e.id)
                 read.ops = try Op.parseList(try JSONParser.parse(opened.ops, maxDepth: 64), limits: .unbounded)
                 read.inverse = try Op.parseList(try JSONParser.parse(opened.inverse, maxDepth: 64), limits: .unbounded)
                 XCTAssertEqual(read.ops, e.ops)

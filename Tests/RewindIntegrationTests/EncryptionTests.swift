@@ -1,12 +1,22 @@
 import Foundation
 import Glibc
-import RewindCore
+@_spi(Unbound) import RewindCore
 import RewindStore
 import XCTest
 
 /// Content encrypted per document, purge, the master key, and erasing a
 /// user (SPEC section 15, PROTOCOL "delete_doc"), against real PostgreSQL.
 final class EncryptionTests: XCTestCase {
+    /// Waits until `n` server instances hold their liveness lock on `db` (taken once
+    /// a server listens for notices; let go when PostgreSQL sees its session end).
+    func waitForServers(_ n: Int, _ db: TestDatabase) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while try SealExisting.liveInstances(db: db.db) != n {
+            guard Date() < deadline else { throw TestFailure("\(n) server(s) never held their liveness lock") }
+            usleep(20_000)
+        }
+    }
+
     /// The files of `dir` holding `needle` (grep -r over everything, WAL included).
     func filesHolding(_ needle: String, in dir: String) throws -> [String] {
         let r = try runProgram("/bin/grep", ["-r", "-l", "-a", "-F", needle, dir])
@@ -236,10 +246,114 @@ final class EncryptionTests: XCTestCase {
         XCTAssertEqual(try runAdmin(f.db, ["user", "erase", "bob"]).status, 1, "no user bob any more")
     }
 
+    /// A superuser without the key swaps two entries' sealed ops within one
+    /// document and re-seals the (unkeyed) chain: each event still applies
+    /// and its inverse still undoes it (the entries set different keys), so
+    /// only the sealing can tell. Sealed text is bound to its place
+    /// (document, seq, entry id): `verify` with the key names the first
+    /// moved entry, and a server refuses to open the document.
+    func testSealedOpsSwappedBetweenEntriesAreCaughtByVerifyWithTheKey() throws {
+        let f = try Fixture()
+        for i in 0..<4 { try f.alice.submit("d", tx: "s\(i)", base: Int64(i), [["op": "set", "node": "root", "key": .string("k\(i)"), "value": .int(Int64(i))]]) }
+        XCTAssertEqual(try runAdmin(f.db, ["verify", "d"]).status, 0)
+        try f.db.db.execute(script: """
+            ALTER TABLE log DISABLE TRIGGER USER;
+            UPDATE log l SET ops = o.ops FROM (SELECT seq, ops FROM log WHERE doc = 'd' AND seq IN (2, 3)) o
+            WHERE l.doc = 'd' AND l.seq IN (2, 3) AND o.seq = 5 - l.seq;
+            ALTER TABLE log ENABLE TRIGGER USER;
+            DELETE FROM snapshots WHERE doc = 'd';
+            """ + resealSQL(doc: "d", from: "2"))
+        XCTAssertEqual(try withoutMasterKey { try runAdmin(f.db, ["verify", "d"]) }.status, 0, "the re-sealed chain holds on its own")
+        let swapped = try runAdmin(f.db, ["verify", "d"])
+        XCTAssertEqual(swapped.status, 1, swapped.out + swapped.err)
+        XCTAssertTrue(swapped.out.contains("d entry 2 (version 2): "), swapped.out)
+        XCTAssertTrue(swapped.out.contains("of d do not open at their place"), swapped.out)
+
+        f.server.kill9()
+        let server = try ServerProcess(database: f.db)
+        let a = try Terminal(port: server.port)
+        try a.hello("alice", f.db)
+        let open = try a.request("open", [("doc", "d")])
+        XCTAssertEqual(open.errorCode, "internal", JSONWriter.string(.object(open)))
+    }
+
+    /// A database sealed before entries were bound to their place (each
+    /// event's ops sealed for its document only, as releases before wrote
+    /// them): verify passes with a note counting them; `migrate` without the
+    /// key, or with a server running, warns and binds nothing (exit 0); with
+    /// the key and the servers stopped it seals them again bound to their
+    /// entry and re-chains the document, once. Then a swap of two entries'
+    /// sealed ops, re-chained, fails verify with the key.
+    func testMigrateBindsEntriesSealedBeforeToTheirPlace() throws {
+        let f = try Fixture()
+        for i in 0..<5 { try f.alice.submit("d", tx: "s\(i)", base: Int64(i), [["op": "set", "node": "root", "key": .string("k\(i)"), "value": .int(Int64(i))]]) }
+        XCTAssertEqual(try f.alice.request("create_doc", [("doc", "e")])["ok"], true)
+        try f.alice.submit("e", tx: "e0", base: 0, [["op": "set", "node": "root", "key": "k", "value": "bound already"]])
+        // d's entries as a release before sealed them: opened, sealed again for the document only, the chain re-sealed.
+        let cipher = try XCTUnwrap(try DocumentKeys(master: TestDatabase.masterKey).existing(doc: "d", db: f.db.db))
+        try f.db.db.query("ALTER TABLE log DISABLE TRIGGER USER")
+        for r in try f.db.db.query("SELECT seq, id, ops FROM log WHERE doc = 'd' AND entry = 'event' ORDER BY seq").values {
+            let plain = try cipher.openEntry(r[2]!, seq: Int64(r[0]!)!, id: r[1]!)
+            try f.db.db.query("UPDATE log SET ops = $1 WHERE doc = 'd' AND seq = $2", [cipher.sealEntryUnbound(ops: plain.ops, inverse: plain.inverse), r[0]!])
+        }
+        try f.db.db.execute(script: "ALTER TABLE log ENABLE TRIGGER USER; DELETE FROM snapshots WHERE doc = 'd';" + resealSQL(doc: "d", from: "1"))
+        let unboundRows = "SELECT count(*) FROM log WHERE doc = 'd' AND entry = 'event' AND ops LIKE '~' || $1 || ':%'"
+        XCTAssertEqual(try f.db.db.query(unboundRows, [cipher.keyID]).int(0, 0), 5)
+        let state = try admin(f.db, "replay", "d")
+
+        let noted = try runAdmin(f.db, ["verify"])
+        XCTAssertEqual(noted.status, 0, noted.out + noted.err)
+        XCTAssertTrue(noted.err.contains("note: 5 entries of 1 document(s) are sealed in the old form"), noted.err)
+        XCTAssertTrue(noted.err.contains("rewind admin migrate --master-key-file FILE"), noted.err)
+        try waitForServers(1, f.db)
+        let noKey = try withoutMasterKey { try runAdmin(f.db, ["migrate"]) }
+        XCTAssertEqual(noKey.status, 0, noKey.out + noKey.err)
+        XCTAssertTrue(noKey.err.contains("warning: 1 document(s) hold entries sealed before entries were bound to their place"), noKey.err)
+        XCTAssertTrue(noKey.err.contains(": d. Give the master key"), noKey.err)
+        let running = try runAdmin(f.db, ["migrate"])
+        XCTAssertEqual(running.status, 0, running.out + running.err)
+        XCTAssertTrue(running.err.contains("1 server instance(s) are running on this database: stop them"), running.err)
+        XCTAssertEqual(try f.db.db.query(unboundRows, [cipher.keyID]).int(0, 0), 5, "nothing bound under a running server")
+
+        f.server.kill9()
+        try waitForServers(0, f.db)
+        let migrated = try admin(f.db, "migrate")
+        XCTAssertEqual(migrated, """
+            schema up to date
+            bound d: 5 entries sealed again at their place, 5 re-chained
+            bound 1 document(s); anchors taken before are superseded (take new ones: `rewind admin anchors`)
+
+            """)
+        XCTAssertEqual(try f.db.db.query(unboundRows, [cipher.keyID]).int(0, 0), 0)
+        XCTAssertEqual(try f.db.db.query("SELECT count(*) FROM log WHERE doc = 'd' AND entry = 'event' AND ops LIKE '~' || $1 || '.2:%'",
+                                         [cipher.keyID]).int(0, 0), 5)
+        let verified = try runAdmin(f.db, ["verify"])
+        XCTAssertEqual(verified.status, 0, verified.out + verified.err)
+        XCTAssertFalse(verified.err.contains("old form"), verified.err)
+        XCTAssertEqual(try admin(f.db, "replay", "d"), state, "the same document")
+        XCTAssertEqual(try admin(f.db, "migrate"), "schema up to date\n", "nothing left to bind")
+        let server = try ServerProcess(database: f.db)
+        let a = try Terminal(port: server.port)
+        try a.hello("alice", f.db)
+        XCTAssertEqual(try a.request("open", [("doc", "d")])["version"], 5)
+
+        // Bound now: the swap that went unseen before is caught with the key.
+        try f.db.db.execute(script: """
+            ALTER TABLE log DISABLE TRIGGER USER;
+            UPDATE log l SET ops = o.ops FROM (SELECT seq, ops FROM log WHERE doc = 'd' AND seq IN (2, 3)) o
+            WHERE l.doc = 'd' AND l.seq IN (2, 3) AND o.seq = 5 - l.seq;
+            ALTER TABLE log ENABLE TRIGGER USER;
+            """ + resealSQL(doc: "d", from: "2"))
+        let swapped = try runAdmin(f.db, ["verify", "d"])
+        XCTAssertEqual(swapped.status, 1, swapped.out + swapped.err)
+        XCTAssertTrue(swapped.out.contains("d entry 2 (version 2): the sealed ops and inverse of entry 2"), swapped.out)
+    }
+
     /// A database from before encryption: `rewind admin migrate` with the
     /// master key seals every document's content, re-chains it, and the
     /// document replays and verifies as before; without the key it says
-    /// which documents are still plain (exit 1).
+    /// which documents are still plain (exit 1), and with a server running
+    /// it refuses (exit 1).
     func testMigrateSealsADatabaseFromBeforeEncryption() throws {
         let db = try TestDatabase()
         let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
@@ -276,6 +390,16 @@ final class EncryptionTests: XCTestCase {
         let plain = try withoutMasterKey { try runAdmin(db, ["migrate"]) }
         XCTAssertEqual(plain.status, 1, plain.out + plain.err)
         XCTAssertTrue(plain.err.contains("1 document(s) hold plain text"), plain.err)
+
+        // Never under a running server: it would append after a head hash that is gone.
+        let early = try ServerProcess(database: db)
+        try waitForServers(1, db)
+        let refused = try runAdmin(db, ["migrate"])
+        XCTAssertEqual(refused.status, 1, refused.out + refused.err)
+        XCTAssertTrue(refused.err.contains("1 document(s) hold plain text from before encryption, and 1 server instance(s) are running"), refused.err)
+        XCTAssertEqual(try db.db.query("SELECT count(*) FROM log WHERE ops LIKE '%PLAIN-%'").int(0, 0), 3, "nothing sealed")
+        early.kill9()
+        try waitForServers(0, db)
 
         let migrated = try admin(db, "migrate")
         XCTAssertTrue(migrated.contains("sealed old: 3 entries re-chained"), migrated)

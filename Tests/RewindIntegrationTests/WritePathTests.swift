@@ -322,10 +322,11 @@ final class WritePathTests: XCTestCase {
         let chainOnly = try withoutMasterKey { try runAdmin(db, ["verify", "d"]) }
         XCTAssertEqual(chainOnly.status, 0, chainOnly.out + chainOnly.err)
         XCTAssertTrue(chainOnly.err.contains("only the hash chains were checked"), chainOnly.err)
-        // With it, the content gives the move away (sealed text cannot be forged without the key) …
+        // With it, the content gives the move away (sealed text is bound to its entry, and cannot be forged without the key) …
         let content = try runAdmin(db, ["verify", "d"])
         XCTAssertEqual(content.status, 1)
-        XCTAssertTrue(content.out.contains("d entry 4 (version 4): its inverse does not give back"), content.out)
+        XCTAssertTrue(content.out.contains("d entry 4 (version 4): the sealed ops and inverse of entry 4"), content.out)
+        XCTAssertTrue(content.out.contains("do not open at their place"), content.out)
         // … and anchors taken before catch it even without the key.
         let resealed = try withoutMasterKey { try runAdmin(db, ["verify", "--anchors", anchorFile]) }
         XCTAssertEqual(resealed.status, 1)
@@ -459,8 +460,9 @@ final class WritePathTests: XCTestCase {
 }
 
 /// `verify` checks every event's inverse on its own, not only the chain: an
-/// inverse that is not the event's (without the key the sealed text cannot be
-/// rewritten, so version 3's sealed ops and inverse are moved to version 4),
+/// inverse that is not the event's, sealed at the event's place (by whoever
+/// holds the key — a server bug, say: version 3's ops and inverse sealed
+/// again at version 4's place; moved as they were, they would not open there),
 /// re-chained so that the chain holds, is still caught,
 /// and the check leaves the document as it was for the entries after it.
 final class VerifyInverseTests: XCTestCase {
@@ -470,13 +472,16 @@ final class VerifyInverseTests: XCTestCase {
             try f.alice.submit("d", tx: "t\(i)", base: Int64(i - 1), [["op": "set", "node": "root", "key": "k", "value": .int(Int64(i))]])
         }
         XCTAssertEqual(try runAdmin(f.db, ["verify", "d"]).status, 0, "a good log passes (each inverse checked in place, the state put back)")
+        let cipher = try XCTUnwrap(try DocumentKeys(master: TestDatabase.masterKey).existing(doc: "d", db: f.db.db))
+        let rows = try f.db.db.query("SELECT seq, id, ops FROM log WHERE doc = 'd' AND entry = 'event' AND version IN (3, 4) ORDER BY version")
+        let three = try cipher.openEntry(rows[0, 2]!, seq: rows.int(0, 0)!, id: rows[0, 1]!)
+        let wrong = cipher.sealEntry(ops: three.ops, inverse: three.inverse, seq: rows.int(1, 0)!, id: rows[1, 1]!)
+        try f.db.db.query("ALTER TABLE log DISABLE TRIGGER USER")
+        try f.db.db.query("UPDATE log SET ops = $1 WHERE doc = 'd' AND seq = $2", [wrong, rows[1, 0]!])
         try f.db.db.execute(script: """
-            ALTER TABLE log DISABLE TRIGGER USER;
-            UPDATE log SET ops = (SELECT ops FROM log WHERE doc = 'd' AND version = 3 AND entry = 'event')
-            WHERE doc = 'd' AND version = 4 AND entry = 'event';
             ALTER TABLE log ENABLE TRIGGER USER;
             DELETE FROM snapshots WHERE doc = 'd';
-            """ + resealSQL(doc: "d", from: "(SELECT seq FROM log WHERE doc = 'd' AND version = 4 AND entry = 'event')"))
+            """ + resealSQL(doc: "d", from: rows[1, 0]!))
         let r = try runAdmin(f.db, ["verify", "d"])
         XCTAssertEqual(r.status, 1)
         XCTAssertTrue(r.out.contains("(version 4): its inverse does not give back node \"root\" as it was"), r.out)

@@ -74,20 +74,23 @@ final class TamperBelowSnapshotTests: XCTestCase {
     /// Entries above the snapshot, changed and re-sealed so that each hash
     /// matches its row: the chain still does not arrive at the hash this
     /// server checked when it loaded them, so a read of them is refused.
+    /// The change is to a column the key does not seal (`client`): sealed
+    /// ops moved from another entry would not even open there
+    /// (EncryptionTests), and this is about what the chain alone catches.
     func testAResealedEntryAboveTheSnapshotIsRefusedToo() throws {
         let (a, b) = try twoInstances()
         let alice = try b.terminal("alice")
         XCTAssertTrue(try alice.request("open", [("doc", "d")]).isOK)  // b loaded and checked entries up to 12
         try a.db.execute(script: """
             ALTER TABLE log DISABLE TRIGGER USER;
-            UPDATE log SET ops = (SELECT ops FROM log WHERE doc = 'd' AND seq = 10) WHERE doc = 'd' AND seq = 11;
+            UPDATE log SET client = 'forged' WHERE doc = 'd' AND seq = 11;
             ALTER TABLE log ENABLE TRIGGER USER;
             """ + resealSQL(doc: "d", from: "11"))
         let other = try b.terminal("alice")
         b.document("d")!.recent = []  // what b holds in memory is not asked for: the log is read
         let r = try other.request("open", [("doc", "d"), ("since", 9)])
         XCTAssertEqual(r.errorCode, "internal", JSONWriter.string(.object(r)))
-        XCTAssertNil(r["events"], "entry 11 (now holding entry 10's sealed ops) is not served")
+        XCTAssertNil(r["events"], "entry 11 (now with another client) is not served")
         XCTAssertTrue(r["error"]?.objectValue?["message"]?.stringValue?.contains("does not arrive") ?? false, JSONWriter.string(.object(r)))
     }
 }

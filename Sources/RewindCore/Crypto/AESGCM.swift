@@ -62,7 +62,7 @@ enum AESGCM {
     }
 
     /// Seals `plain` with `key` and a fresh random nonce.
-    static func seal(_ plain: UnsafeRawBufferPointer, key: Key, aad: [UInt8]) -> [UInt8] {
+    static func seal(_ plain: UnsafeRawBufferPointer, key: Key, aad: UnsafeRawBufferPointer) -> [UInt8] {
         let total = nonceBytes + plain.count + tagBytes
         return [UInt8](unsafeUninitializedCapacity: total) { out, count in
             let base = out.baseAddress!
@@ -70,7 +70,7 @@ enum AESGCM {
             let sealed = key.withContext(encrypt: true) { ctx in
                 var n: Int32 = 0
                 return EVP_EncryptInit_ex2(ctx, nil, nil, base, nil) == 1
-                    && aad.withUnsafeBufferPointer({ EVP_EncryptUpdate(ctx, nil, &n, $0.baseAddress, Int32($0.count)) }) == 1
+                    && EVP_EncryptUpdate(ctx, nil, &n, aad.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(aad.count)) == 1
                     && EVP_EncryptUpdate(ctx, base + nonceBytes, &n, plain.baseAddress?.assumingMemoryBound(to: UInt8.self),
                                          Int32(plain.count)) == 1
                     && EVP_EncryptFinal_ex(ctx, base + nonceBytes + Int(n), &n) == 1
@@ -83,7 +83,7 @@ enum AESGCM {
 
     /// The plain bytes of `sealed`, or nil when it does not authenticate
     /// (changed, another key, or other authenticated data).
-    static func open(_ sealed: [UInt8], key: Key, aad: [UInt8]) -> [UInt8]? {
+    static func open(_ sealed: [UInt8], key: Key, aad: UnsafeRawBufferPointer) -> [UInt8]? {
         guard sealed.count >= nonceBytes + tagBytes else { return nil }
         let length = sealed.count - nonceBytes - tagBytes
         var ok = false
@@ -97,7 +97,7 @@ enum AESGCM {
                     // A context whose last message did not authenticate is
                     // given a new nonce like any other: Init resets the GCM state.
                     return EVP_DecryptInit_ex2(ctx, nil, nil, base, nil) == 1
-                        && aad.withUnsafeBufferPointer({ EVP_DecryptUpdate(ctx, nil, &n, $0.baseAddress, Int32($0.count)) }) == 1
+                        && EVP_DecryptUpdate(ctx, nil, &n, aad.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(aad.count)) == 1
                         && EVP_DecryptUpdate(ctx, out.baseAddress, &n, base + nonceBytes, Int32(length)) == 1
                         && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(tagBytes), tag) == 1
                         && EVP_DecryptFinal_ex(ctx, out.baseAddress! + Int(n), &n) == 1

@@ -310,9 +310,10 @@ public struct DocumentLedger: Sendable {
         guard entry.chainHash(doc: doc, after: previous) == entry.hash else { throw chainBreak(doc: doc, entry.row(doc: doc)) }
     }
 
-    private static func chainBreak(doc: String, _ row: LogRow) -> RewindError {
+    /// The error of `row`, read from the log, not chaining to the entry before it.
+    public static func chainBreak(doc: String, _ row: LogRow) -> RewindError {
         RewindError(.internal, "the hash chain of \(doc) breaks at entry \(row.seq) (version \(row.version)): the log was changed after it was written",
-                    details: ["doc": .string(doc), "seq": .int(row.seq)])
+                    details: ["doc": .string(doc), "seq": .int(row.seq), "version": .int(row.version)])
     }
 
     /// The stored form of an entry built in memory.
@@ -328,10 +329,11 @@ public struct DocumentLedger: Sendable {
         }
     }
 
-    /// Gives an entry just recorded its position, stored text and hash, and makes it the head.
+    /// Gives an entry just recorded its position, stored text (sealed at that
+    /// position) and hash, and makes it the head.
     mutating func seal(_ e: inout Event, plainOps: String? = nil) {
         e.seq = seq
-        e.stored = Event.StoredText(ops: e.ops, inverse: e.inverse, meta: e.meta, cipher: cipher, plainOps: plainOps)
+        e.stored = Event.StoredText(ops: e.ops, inverse: e.inverse, meta: e.meta, cipher: cipher, plainOps: plainOps, seq: e.seq, id: e.id)
         e.hash = e.chainHash(after: headHash)
         headHash = e.hash
     }

@@ -190,7 +190,7 @@ public struct Rechain: Sendable {
     public let doc: String
     public let users: [Int64: Int64]
     public let renewIDs: Bool
-    /// Seals plain ops and inverses with the target document's key.
+    /// Seals plain ops and inverses with the target document's key, bound to their new place.
     public let cipher: DocumentCipher?
     public private(set) var previous: [UInt8] = []
 
@@ -208,7 +208,9 @@ public struct Rechain: Sendable {
         row.userID = users[source.userID] ?? source.userID
         if renewIDs { row.id = Self.derivedID(doc: doc, from: source.id) }
         if let cipher {
-            if let ops = row.ops, let inverse = row.inverse { (row.ops, row.inverse) = cipher.sealed(ops: ops, inverse: inverse) }
+            if let ops = row.ops, let inverse = row.inverse {
+                (row.ops, row.inverse) = cipher.sealed(ops: ops, inverse: inverse, seq: row.seq, id: row.id)
+            }
         }
         row.hash = row.chained(after: previous)
         previous = row.hash

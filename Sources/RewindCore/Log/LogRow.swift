@@ -141,20 +141,22 @@ extension Event {
 
 extension Event.StoredText {
     /// The text the log stores for `e` (and hashes): encoded once, when the
-    /// event is sealed, and with `cipher` the ops and inverse sealed with the document's key.
+    /// event is sealed, and with `cipher` the ops and inverse sealed with the
+    /// document's key, bound to the event's place (its `seq` and `id`, set before).
     /// `plainOps`: the ops' JSON text when the caller has it already.
     public init(_ e: Event, cipher: DocumentCipher? = nil, plainOps known: String? = nil) {
-        self.init(ops: e.ops, inverse: e.inverse, meta: e.meta, cipher: cipher, plainOps: known)
+        self.init(ops: e.ops, inverse: e.inverse, meta: e.meta, cipher: cipher, plainOps: known, seq: e.seq, id: e.id)
     }
 
     /// The same from the parts of the event it reads (sealing an event in
     /// place: passing the event itself while setting its `stored` copied it whole).
-    init(ops eventOps: [Op], inverse eventInverse: [Op], meta eventMeta: EventMeta, cipher: DocumentCipher?, plainOps known: String?) {
+    init(ops eventOps: [Op], inverse eventInverse: [Op], meta eventMeta: EventMeta, cipher: DocumentCipher?, plainOps known: String?,
+         seq: Int64, id: String) {
         let plainOps = known ?? String(decoding: Op.encodedList(eventOps), as: UTF8.self)
         self.plainOps = plainOps
         let plainInverse = String(decoding: Op.encodedList(eventInverse), as: UTF8.self)
         if let cipher {
-            ops = cipher.sealEntry(ops: plainOps, inverse: plainInverse)
+            ops = cipher.sealEntry(ops: plainOps, inverse: plainInverse, seq: seq, id: id)
             inverse = DocumentCipher.inverseInOps
         } else {
             ops = plainOps

@@ -41,21 +41,4 @@ public struct RewindError: Error, Sendable, Equatable, CustomStringConvertible {
         members.insert((key: "op", value: .int(Int64(index))), at: 0)
         return RewindError(code, "op \(index): \(message)", details: .object(JSONObject(members)))
     }
-
-    /// The same error, naming the log entry it is about (`details.seq`, and
-    /// `details.version` for an event), so a reader of many entries at once
-    /// (a page of `rewind admin verify`) can say which one.
-    public func at(entry seq: Int64, version: Int64?) -> RewindError {
-        var members = details?.objectValue?.members ?? []
-        guard !members.contains(where: { $0.key == "seq" }) else { return self }
-        members.append((key: "seq", value: .int(seq)))
-        if let version { members.append((key: "version", value: .int(version))) }
-        return RewindError(code, message, details: .object(JSONObject(members)))
-    }
-
-    /// The log entry an error is about (`at(entry:version:)`), if it names one.
-    public var entry: (seq: Int64, version: Int64?)? {
-        guard let o = details?.objectValue, let seq = o["seq"]?.intValue else { return nil }
-        return (seq, o["version"]?.intValue)
-    }
 }
