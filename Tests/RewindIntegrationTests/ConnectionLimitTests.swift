@@ -8,22 +8,11 @@ final class ConnectionLimitTests: XCTestCase {
         let db = try TestDatabase()
         // The bye waits behind what the terminal has not read: the grace before
         // the hard close outlasts the writer's 300 submits, however slow the machine.
-        let server = try ServerProcess(database: db, arguments: ["--max-output-bytes", "65536", "--close-grace", "120"])
-        let writer = try Terminal(port: server.port)
-        try writer.hello("alice", db)
-        try writer.request("create_doc", [("doc", "d")])
-        try writer.share("d", "bob", "viewer")
-        // A terminal that opens the document, then never reads.
-        let slow = try Terminal(port: server.port, receiveBuffer: 4096)
-        try slow.hello("bob", db)
-        XCTAssertEqual(try slow.request("open", [("doc", "d")])["ok"], true)
-        let big = String(repeating: "x", count: 20_000)
-        var start = Date()
-        for i in 0..<300 {
-            try writer.submit("d", tx: "w\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "blob", "value": .string(big + String(i))]])
-            if i == 0 { start = Date() }
-        }
+        let (server, writer, slow) = try writerAndViewerThatDoesNotRead(db, ["--max-output-bytes", "65536", "--close-grace", "120"])
+        let start = Date()
+        try writeBigEvents(writer)
         XCTAssertLessThan(Date().timeIntervalSince(start), 60, "the writer was held up by the slow terminal")
+        withExtendedLifetime(server) {}
         // The slow terminal finds, after what fit in its buffers, a bye saying why.
         var bye: JSONObject?
         var versions: [Int64] = []
@@ -44,19 +33,9 @@ final class ConnectionLimitTests: XCTestCase {
     /// said reset; the server ended the stream normally, cut mid-line).
     func testAPeerThatDoesNotReadIsResetAfterTheCloseGrace() throws {
         let db = try TestDatabase()
-        let server = try ServerProcess(database: db, arguments: ["--max-output-bytes", "65536", "--slow-timeout", "1", "--close-grace", "1"])
-        let writer = try Terminal(port: server.port)
-        try writer.hello("alice", db)
-        try writer.request("create_doc", [("doc", "d")])
-        try writer.share("d", "bob", "viewer")
-        let slow = try Terminal(port: server.port, receiveBuffer: 4096)
-        try slow.hello("bob", db)
-        XCTAssertEqual(try slow.request("open", [("doc", "d")])["ok"], true)
-        let big = String(repeating: "x", count: 20_000)
-        // More than the kernel's buffers on both sides hold (several MB on loopback): the rest waits in the server.
-        for i in 0..<300 {
-            try writer.submit("d", tx: "w\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "blob", "value": .string(big + String(i))]])
-        }
+        let (server, writer, slow) = try writerAndViewerThatDoesNotRead(db, ["--max-output-bytes", "65536", "--slow-timeout", "1", "--close-grace", "1"])
+        try writeBigEvents(writer)
+        defer { withExtendedLifetime(server) {} }
         sleep(5)  // over the bound for the slow timeout (1 s, swept each second), then the close grace (1 s)
         var chunk = [UInt8](repeating: 0, count: 65536)
         var received = 0
@@ -68,6 +47,29 @@ final class ConnectionLimitTests: XCTestCase {
             break
         }
         XCTAssertEqual(ending, ECONNRESET, "after \(received) bytes the stream \(ending == 0 ? "ended cleanly" : "failed with errno \(ending)")")
+    }
+
+    /// A server with `arguments`, alice's terminal on document `d`, and bob's
+    /// (a viewer of it) with the document open and a small receive buffer, which it never reads.
+    private func writerAndViewerThatDoesNotRead(_ db: TestDatabase, _ arguments: [String]) throws -> (ServerProcess, Terminal, Terminal) {
+        let server = try ServerProcess(database: db, arguments: arguments)
+        let writer = try Terminal(port: server.port)
+        try writer.hello("alice", db)
+        try writer.request("create_doc", [("doc", "d")])
+        try writer.share("d", "bob", "viewer")
+        let slow = try Terminal(port: server.port, receiveBuffer: 4096)
+        try slow.hello("bob", db)
+        XCTAssertEqual(try slow.request("open", [("doc", "d")])["ok"], true)
+        return (server, writer, slow)
+    }
+
+    /// 300 events of 20 KB on `d`, each acknowledged before the next: more than
+    /// the kernel's buffers on both sides hold (several MB on loopback), so the rest waits in the server.
+    private func writeBigEvents(_ writer: Terminal) throws {
+        let big = String(repeating: "x", count: 20_000)
+        for i in 0..<300 {
+            try writer.submit("d", tx: "w\(i)", base: Int64(i), [["op": "set", "node": "root", "key": "blob", "value": .string(big + String(i))]])
+        }
     }
 
     func testASilentConnectionIsClosedAsIdle() throws {
