@@ -75,7 +75,7 @@ final class DocumentRuntime {
         /// The store's answer, when it came before those of the entries ahead
         /// of this one: kept until they are settled (`appendDone`).
         var early: EventStore.AppendOutcome? = nil
-        /// Sent with its transaction looked up in the log (`mayRepeatAForgottenTransaction`).
+        /// Sent with its transaction looked up in the log (`revertsByTx`).
         var lookedUp = false
     }
 
@@ -114,7 +114,7 @@ final class DocumentRuntime {
     var whenReadyQueue: [(RewindError?) -> Void] = []
     private var generation = 0
     /// A transaction this document's ledgers did not know came back from the
-    /// log: from now on every entry is looked up (`mayRepeatAForgottenTransaction`).
+    /// log: from now on every entry is looked up (`revertsByTx`).
     private var lookUpEveryTransaction = false
 
     private(set) var subscribers: [Int: Connection] = [:]
@@ -257,13 +257,32 @@ final class DocumentRuntime {
     /// A command's entries in order, each after the one before; `request`
     /// goes with the last. Each is moved out of the list (a copy retained every string of it).
     private func enqueue(_ entries: consuming [LogEntry], after: [UInt8], request: Request?, outcome: CommandResult) {
+        let lookUp = !speculative.knowsAllTransactions && (lookUpEveryTransaction || request.map(Self.revertsByTx) ?? false)
         var prev = after
         entries.reverse()
         while let e = entries.popLast() {
             let hash = e.hash
-            enqueue(e, after: prev, request: entries.isEmpty ? request : nil, outcome: outcome)
+            enqueue(e, after: prev, request: entries.isEmpty ? request : nil, outcome: outcome, lookUp: lookUp)
             prev = hash
         }
+    }
+
+    /// Whether the log must be asked if a command's entries repeat a
+    /// transaction this ledger no longer knows (asked only of a ledger that
+    /// has forgotten some). Not for a submit: a ledger keeps the ids of at
+    /// least the last `maxRebaseDistance` versions, and a submit's base is at
+    /// most that far behind, so the original of a retry sent with the same
+    /// base is one it knows. An undo or redo retried by its `tx` has no base
+    /// to bound its age, so it is looked up. Anything the ledgers miss (a
+    /// retry sent with a newer base) is refused by the log's unique index and
+    /// the store asks again, looking it up (`EventStore.send`); after one such
+    /// miss every entry of the document is looked up (`lookUpEveryTransaction`),
+    /// so a terminal repeating old transaction ids on purpose costs other
+    /// documents one refused batch, not one per request. Decided from the
+    /// command, not the entries: a busy document's submits pay nothing for it.
+    private static func revertsByTx(_ r: Request) -> Bool {
+        if case let .revert(revert, _) = r.command { return revert.tx != nil }
+        return false
     }
 
     /// A submit far behind the head on a ledger restored from a snapshot may
@@ -286,12 +305,11 @@ final class DocumentRuntime {
 
     /// Hands a sealed entry to the store, which commits it only on top of
     /// the entry whose hash is `after` (what it was computed against).
-    private func enqueue(_ entry: consuming LogEntry, after: [UInt8], request: Request?, outcome: CommandResult) {
+    private func enqueue(_ entry: consuming LogEntry, after: [UInt8], request: Request?, outcome: CommandResult, lookUp: Bool) {
         let generation = self.generation
         let seq = entry.seq
         let row = entry.row(doc: id)
         // Pending before the store has it: an append that fails at once answers (`appendDone`) before returning.
-        let lookUp = !speculative.knowsAllTransactions && mayRepeatAForgottenTransaction(entry)
         pending.append(Pending(entry: entry, seq: seq, request: request, outcome: outcome, lookedUp: lookUp))  // its last use: moved in
         store.append(row, after: after, checkDuplicates: lookUp) { [self] result in
             self.appendDone(seq, generation: generation, result)
@@ -302,7 +320,7 @@ final class DocumentRuntime {
     /// ledgers had forgotten: both know it again, so running the request
     /// again answers it from memory. A repeat found only because the log's
     /// unique index refused it (not looked up first) makes every later entry
-    /// of the document looked up (`mayRepeatAForgottenTransaction`).
+    /// of the document looked up (`revertsByTx`).
     private func learnRepeat(_ seq: Int64, _ result: EventStore.AppendOutcome) {
         let version: Int64, stored: String?
         switch result {
@@ -315,23 +333,6 @@ final class DocumentRuntime {
         committed.remember(user: e.userID, tx: e.tx, version: version, digest: digest)
         speculative.remember(user: e.userID, tx: e.tx, version: version, digest: digest)
         if !pending[i].lookedUp { lookUpEveryTransaction = true }
-    }
-
-    /// Whether the log must be asked if `entry` repeats a transaction this
-    /// ledger no longer knows. Not for a submit: a ledger keeps the ids of at
-    /// least the last `maxRebaseDistance` versions, and a submit's base is at
-    /// most that far behind, so the original of a retry sent with the same
-    /// base is one it knows. An undo or redo retried by its `tx` has no base
-    /// to bound its age, so it is looked up. Anything the ledgers miss (a
-    /// retry sent with a newer base) is refused by the log's unique index and
-    /// the store asks again, looking it up (`EventStore.send`); after one such
-    /// miss every entry of the document is looked up, so a terminal repeating
-    /// old transaction ids on purpose costs other documents one refused batch,
-    /// not one per request. (Asked only of a ledger that has forgotten some.)
-    private func mayRepeatAForgottenTransaction(_ entry: LogEntry) -> Bool {
-        if lookUpEveryTransaction { return true }
-        guard case let .event(e) = entry else { return false }  // a mark's tx is never forgotten (UndoHistory.markTransactions)
-        return (e.kind == .undo || e.kind == .redo) && e.tx != e.id  // without a tx of its own, an undo's is its event id
     }
 
     private func appendDone(_ seq: Int64, generation: Int, _ result: EventStore.AppendOutcome) {

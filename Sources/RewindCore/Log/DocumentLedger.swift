@@ -127,7 +127,7 @@ public struct DocumentLedger: Sendable {
     /// `knowsAllTransactions` false, a submit too far behind to rebase is
     /// looked up there, an undo or redo retried by its `tx` is looked up as
     /// it is appended, and any other repeat is refused by the log's unique
-    /// index and then looked up (`DocumentRuntime.mayRepeatAForgottenTransaction`).
+    /// index and then looked up (`DocumentRuntime.revertsByTx`).
     public mutating func forgetOldTransactions() {
         let window = limits.maxRebaseDistance
         guard window < Int.max / 2, transactions.count > 2 * window else { return }
