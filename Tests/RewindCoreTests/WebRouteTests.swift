@@ -65,6 +65,11 @@ final class WebRouteTests: XCTestCase {
         XCTAssertEqual(status(["DELETE / HTTP/1.1", "Host: x"]), 405)
         XCTAssertEqual(status(["GET / HTTP/1.1", "Host: x"]), 200)
         XCTAssertEqual(status(["GET /rewind.js HTTP/1.1", "Host: x"]), 200)
+        XCTAssertEqual(status(["GET /local-document.js HTTP/1.1", "Host: x"]), 200, "a module of the editor")
+        XCTAssertEqual(status(["GET /editor.css HTTP/1.1", "Host: x"]), 200)
+        for path in ["/../etc/passwd", "/..js", "/.js", "/-x.js", "/a/b.js", "/A.js", "/x.html", "/x.js.map", "/%2e%2e.js", "/x.JS"] {
+            XCTAssertEqual(status(["GET \(path) HTTP/1.1", "Host: x"]), 404, "\(path): nothing outside the folder's own .js and .css")
+        }
     }
 
     func testOrigins() {

@@ -1,16 +1,28 @@
 /// What the listening port answers to an HTTP request (PROTOCOL.md, "WebSocket
-/// and the web"): the upgrade to a WebSocket at `/ws`, the web editor's two
+/// and the web"): the upgrade to a WebSocket at `/ws`, the web editor's
 /// files, or a refusal with its status. Pure: the server computes the accept
 /// key and writes the response.
 public enum WebRoute: Sendable, Equatable {
     /// `101 Switching Protocols`, with `Sec-WebSocket-Accept` made from `key`.
     case upgrade(key: String)
-    /// A file the server serves (`/` is the editor page, `/rewind.js` the client).
+    /// A file the server serves (`/` is the editor page, `/<name>.js` and
+    /// `/<name>.css` its modules and style); the server answers 404 for one it has not.
     case file(path: String)
     /// A status other than 101/200, why, and headers it needs (`Allow`, `Sec-WebSocket-Version`).
     case refuse(status: Int, reason: String, headers: [String])
 
-    public static let files: Set<String> = ["/", "/rewind.js"]
+    /// `/`, or a name of the web folder's own: lowercase letters, digits and `-`,
+    /// then `.js` or `.css` — nothing that could climb out of the folder.
+    public static func isFilePath(_ path: String) -> Bool {
+        if path == "/" { return true }
+        guard path.hasPrefix("/") else { return false }
+        let name = path.dropFirst()
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
+        let stem = name[..<dot], ext = name[name.index(after: dot)...]
+        guard ext == "js" || ext == "css", stem.count <= 64 else { return false }
+        return stem.utf8.allSatisfy { (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2d }
+            && stem.first != "-"
+    }
 
     /// Which origins may open a WebSocket: none named but the server's own page (and clients without an `Origin`), some, or any.
     public enum Origins: Sendable, Equatable {
@@ -32,11 +44,11 @@ public enum WebRoute: Sendable, Equatable {
     /// as both `Host` and `Origin`.
     public static func decide(_ r: HTTPRequest, origins: Origins, publicOrigins: Set<String> = []) -> WebRoute {
         guard r.method == "GET" else {
-            let what = files.contains(r.path) ? "\(r.path) answers GET only" : r.path == "/ws" ? "/ws answers a GET upgrade only" : "this port answers GET only"
+            let what = isFilePath(r.path) ? "\(r.path) answers GET only" : r.path == "/ws" ? "/ws answers a GET upgrade only" : "this port answers GET only"
             return .refuse(status: 405, reason: "\(r.method): " + what, headers: ["Allow: GET"])
         }
-        if files.contains(r.path) { return .file(path: r.path) }
-        guard r.path == "/ws" else { return .refuse(status: 404, reason: "no \(r.path) here: GET / (the editor), GET /rewind.js, or a WebSocket at /ws", headers: []) }
+        if isFilePath(r.path) { return .file(path: r.path) }
+        guard r.path == "/ws" else { return .refuse(status: 404, reason: "no \(r.path) here: GET / (the editor), GET /<module>.js, or a WebSocket at /ws", headers: []) }
         guard r.version == "HTTP/1.1", r.header("upgrade", contains: "websocket"), r.header("connection", contains: "upgrade") else {
             return .refuse(status: 400, reason: "/ws takes a WebSocket upgrade: GET with Upgrade: websocket and Connection: Upgrade over HTTP/1.1", headers: [])
         }
