@@ -84,6 +84,8 @@ final class AdmissionGate {
     /// Connections accepted at most: `--max-connections`, lowered to fit the descriptor limit.
     private(set) var connectionCap: Int
     private var acceptErrorLoggedAt: UInt64 = 0
+    /// Connections counted against their address until they say hello or end (by id).
+    private var handshaking: Set<Int> = []
     private var now: UInt64 { clock() }
 
     init(config: ServerConfig, logger: Logger, sessions: Sessions, clock: @escaping () -> UInt64) {
@@ -117,7 +119,7 @@ final class AdmissionGate {
                          until: now + Self.refusalWaitMs)
             return
         }
-        c.countedHandshake = true
+        handshaking.insert(c.id)
     }
 
     /// How long a refused connection may take to show which protocol it speaks.
@@ -138,10 +140,7 @@ final class AdmissionGate {
     /// Hello succeeded: the connection counts for its user now, not for its address.
     /// False (and the connection closed) when the user is at its limit.
     func admitUser(_ c: Connection, _ user: Int64) -> Bool {
-        if c.countedHandshake {
-            c.countedHandshake = false
-            admission.endHandshake(address: c.address)
-        }
+        if handshaking.remove(c.id) != nil { admission.endHandshake(address: c.address) }
         guard admission.admitUser(user) else {
             c.close(reason: "rate_limited", retry: true,
                     message: "at most \(config.maxConnectionsPerUser) connections per user; close one first")
@@ -150,13 +149,12 @@ final class AdmissionGate {
         return true
     }
 
-    /// A connection ended: its counts go.
-    func ended(_ c: Connection) {
-        if c.countedHandshake {
-            c.countedHandshake = false
+    /// A connection ended (with the session made on it, if any): its counts go.
+    func ended(_ c: Connection, _ session: Session?) {
+        if handshaking.remove(c.id) != nil {
             admission.endHandshake(address: c.address)
-        } else if let user = c.user?.id {
-            admission.userLeft(user)
+        } else if let session {
+            admission.userLeft(session.user.id)
         }
     }
 

@@ -38,129 +38,112 @@ protocol ReplyStream: AnyObject {
 /// queued or not yet written counts against one bound (`--max-output-bytes`):
 /// past it the connection's own requests wait; pushes past twice the bound,
 /// or a connection over it for `--slow-timeout`, mean the terminal is too
-/// slow, and it is closed (`bye` `slow`) after the loop turn (`closeSoon`).
+/// slow, and it is closed (`bye` `slow`) after the loop turn (`closeAfterTurn`).
 final class Connection {
-    // (The output's state is used by Connection+Output.swift: one type in two files.)
-    // What a push and a flush touch come first, in one or two cache lines
-    // (stored properties are laid out in this order): a broadcast touches
-    // every subscriber's, and the rest of the object is hundreds of bytes.
-    // Only the loop's thread touches them: no dynamic exclusivity checks
+    // What a push and a flush touch come first (stored properties are laid
+    // out in this order): a broadcast touches every subscriber's. Only the
+    // loop's thread touches them: no dynamic exclusivity checks
     // (`swift_beginAccess` on each access) on the broadcast path.
     let stream: TCPStream
     /// The server it belongs to, seen only as what a connection may ask of it.
     unowned let host: any ConnectionHost
-    /// What is written next, in order: everything queued ahead of a streamed reply.
-    @exclusivity(unchecked) var output: [SharedBytes] = []
-    /// Queued, streamed (estimated) and handed to libuv but not yet written.
-    @exclusivity(unchecked) var outputBytes = 0
-    @exclusivity(unchecked) var isDirty = false
+    /// Replies and pushes queued, and the bound on them (`Connection+Output.swift`).
+    @exclusivity(unchecked) var out: Output
     @exclusivity(unchecked) var isClosed = false
-    @exclusivity(unchecked) var streamStarted = false
-    /// A streamed reply and everything queued behind it, moved to `output`
-    /// as it is produced (empty but while a large reply is being sent).
-    @exclusivity(unchecked) var behind: [Outgoing] = []
-    // (Read for every subscriber on each event: `promptStateMayHaveChanged`.)
-    var user: (id: Int64, name: String)?
-    /// `--max-output-bytes`, read on each push.
-    let maxOutputBytes: Int
-    /// Where pushes are counted (`--metrics`; nil: they are not).
-    let counts: LoopCounts?
-    @exclusivity(unchecked) var writing = 0
-    /// Since when `outputBytes` has been past the bound (nil: it is not).
-    @exclusivity(unchecked) var overBoundSince: UInt64?
+    /// Set by `closeAfterTurn`: what the `bye` will say.
+    var closingAfterTurn: (reason: String, retry: Bool, message: String)?
+    /// Bytes on the wire ↔ messages, and what the connection speaks (`Connection+Web.swift`).
+    var wire: Wire
+    /// Frames in, one request at a time (`pump`).
+    var inbox: Inbox
 
     let id: Int
-    /// What the connection speaks, known from its first bytes (`Connection+Web.swift`).
-    enum Mode { case detecting, lines, http, webSocket }
-    var mode = Mode.detecting
-    /// Bytes on the wire ↔ messages: NDJSON lines until a WebSocket upgrade replaces it.
-    var transport: Transport
-    /// The first bytes (or an HTTP request head) while `mode` is `.detecting` or `.http`.
-    var head: [UInt8] = []
     /// "address:port" of the client: the socket's peer, or the client a
     /// trusted load balancer's PROXY header names (`ProxyHeader`).
     private(set) var peer: String
-    /// Bytes of a PROXY header still being read (nil: none expected, or read).
-    private var proxyPrefix: [UInt8]?
+    /// Who it is, for logs: "user/client@peer" once a session is made on it.
+    var label: String
     let connectedAt: UInt64
     /// When the last complete line arrived (the idle timer counts lines, not bytes).
     var lastHeard: UInt64
-
-    /// Set by `closeSoon`: what the `bye` will say.
-    var closingSoon: (reason: String, retry: Bool, message: String)?
-
-    // Session (and `user`, above)
-    var clientID: String?
-    /// Wall-clock time of its `hello` (ms): a take-over announced by another instance closes only older connections.
-    var helloAt: Int64 = 0
-    var openDocuments: Set<String> = []
-    /// Supported locale for titles (`Titles.locale`).
-    var locale = "en"
-    /// Per document: the explicit undo group this terminal holds open.
-    var groups: [String: TerminalGroup] = [:]
-    /// The history this terminal is scrubbing through (one document at a time; `Scrub.swift`).
-    var scrub: ScrubSession?
-    /// Peeked documents `pop` and `preview_action` may act on (`QuickActions/Previews.swift`).
-    var previews = PreviewShelf()
-    /// Per document: the last `prompt_state` pushed, to push only changes.
-    var promptStates: [String: UndoPromptState] = [:]
-    /// hello options (PROTOCOL.md): shake to undo, error prompts, gesture bindings.
-    var shakeToEdit = true
-    var errorPrompts = false
-    var gestures = Connection.defaultGestures
-    static let defaultGestures = ["two_finger_tap": "undo", "three_finger_tap": "redo"]
-    /// The session's pasteboard (`copy` / `paste` on the chain).
-    var clipboard: [Unicode.Scalar] = []
-
-    // Input
-    /// Parts of the request taken last still being processed (`Processing`): the mailbox waits for them.
-    private var processing = 0
-    private var pumping = false
-    /// In the server's list of connections to continue on the next loop turn.
-    var continuesNextTurn = false
-    /// Edits sent and not yet answered: past the limit, the next frames wait.
-    private(set) var commitsInFlight = 0
-    private var afterCommits: [(processing: Processing, body: () -> Void)] = []
-    var requests: TokenBucket
-    var badFramesInARow = 0
-    /// Counted in `Server.admission` (`Admission.handshakesPerAddress`, until hello succeeds or it ends).
-    var countedHandshake = false
     /// Refused at the door (too many handshakes from its address), to be told
     /// so in its own protocol once its first bytes show which (`take`), or by
     /// `bye` if it says nothing until `until` (`Server.sweep`).
     var refusal: (reason: String, message: String, until: UInt64)?
-    /// Since when an incomplete line has been held (nil: none).
-    private(set) var partialSince: UInt64?
-    /// Bytes of the incomplete line as last counted in `Server.partialBytes`.
-    var partialCounted = 0
+    /// The server's settings, shared by every connection (one reference each).
+    let settings: ConnectionSettings
 
-    // Output
+    /// What leaves: queued during a loop turn, written once per turn, bounded.
+    struct Output {
+        /// What is written next, in order: everything queued ahead of a streamed reply.
+        var queue: [SharedBytes] = []
+        /// Queued, streamed (estimated) and handed to libuv but not yet written.
+        var bytes = 0
+        /// `--max-output-bytes`, read on each push.
+        let bound: Int
+        /// Where pushes are counted (`--metrics`; nil: they are not).
+        let counts: LoopCounts?
+        var isDirty = false
+        var streamStarted = false
+        /// A streamed reply and everything queued behind it, moved to `queue`
+        /// as it is produced (empty but while a large reply is being sent).
+        var behind: [Outgoing] = []
+        /// Handed to libuv, not yet written.
+        var writing = 0
+        /// Since when `bytes` has been past the bound (nil: it is not).
+        var overBoundSince: UInt64?
+    }
+
     enum Outgoing {
         case bytes(SharedBytes)
         case stream(ReplyStream)
     }
-    // (the output's state is at the top)
+
+    /// What the connection speaks, known from its first bytes (`Connection+Web.swift`).
+    enum Mode { case detecting, lines, http, webSocket }
+    struct Wire {
+        var mode = Mode.detecting
+        /// NDJSON lines until a WebSocket upgrade replaces it.
+        var transport: Transport
+        /// The first bytes (or an HTTP request head) while `mode` is `.detecting` or `.http`.
+        var head: [UInt8] = []
+        /// Bytes of a PROXY header still being read (nil: none expected, or read).
+        var proxyPrefix: [UInt8]?
+    }
+
+    /// The serial mailbox (see the type's comment).
+    struct Inbox {
+        /// Parts of the request taken last still being processed (`Processing`): the mailbox waits for them.
+        var processing = 0
+        var pumping = false
+        /// In the server's list of connections to continue on the next loop turn.
+        var continuesNextTurn = false
+        /// Edits sent and not yet answered: past the limit, the next frames wait.
+        var commitsInFlight = 0
+        var afterCommits: [(processing: Processing, body: () -> Void)] = []
+        var requests: TokenBucket
+        var badFramesInARow = 0
+        /// Since when an incomplete line has been held (nil: none).
+        var partialSince: UInt64?
+        /// Bytes of the incomplete line as last counted in `Sessions.partialBytes`.
+        var partialCounted = 0
+    }
 
     static let sliceBytes = 256 << 10
-
-    /// The server's settings, shared by every connection (one reference each).
-    let settings: ConnectionSettings
 
     init(id: Int, stream: TCPStream, host: any ConnectionHost, settings: ConnectionSettings) {
         self.id = id
         self.stream = stream
         self.host = host
         self.settings = settings
-        maxOutputBytes = settings.config.maxOutputBytes
-        counts = settings.metrics?.counts
-        transport = LineTransport(maxFrameBytes: settings.config.limits.maxFrameBytes)
+        out = Output(bound: settings.config.maxOutputBytes, counts: settings.metrics?.counts)
+        wire = Wire(transport: LineTransport(maxFrameBytes: settings.config.limits.maxFrameBytes))
         peer = stream.peer
+        label = "-@" + peer
         connectedAt = host.now
         lastHeard = connectedAt
-        requests = TokenBucket(rate: settings.config.requestsPerSecond, burst: settings.config.requestBurst, now: connectedAt)
+        inbox = Inbox(requests: TokenBucket(rate: settings.config.requestsPerSecond, burst: settings.config.requestBurst, now: connectedAt))
     }
-
-    var label: String { "\(user?.name ?? "-")/\(clientID ?? "-")@\(peer)" }
 
     /// The peer's address without its port (limits per address count this).
     var address: String { peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer }
@@ -173,33 +156,36 @@ final class Connection {
                 self.host.connectionEnded(self, reason: "closed by peer")
                 return
             }
-            if self.proxyPrefix != nil { return self.readProxyHeader(Array(data)) }
+            if self.wire.proxyPrefix != nil { return self.readProxyHeader(Array(data)) }
             self.take(data)
         }
     }
 
     /// From a trusted load balancer: the connection's first bytes are a PROXY
     /// header; admission (per address) waits for it (`Server.proxyHeaderRead`).
-    func expectProxyHeader() { proxyPrefix = [] }
+    func expectProxyHeader() { wire.proxyPrefix = [] }
 
     private func readProxyHeader(_ data: [UInt8]) {
-        proxyPrefix! += data
-        switch ProxyHeader.parse(proxyPrefix!) {
+        wire.proxyPrefix! += data
+        switch ProxyHeader.parse(wire.proxyPrefix!) {
         case .needMore:
-            guard proxyPrefix!.count < ProxyHeader.maxLength else { return proxyHeaderFailed("PROXY header too long") }
+            guard wire.proxyPrefix!.count < ProxyHeader.maxLength else { return proxyHeaderFailed("PROXY header too long") }
         case let .invalid(why):
             proxyHeaderFailed(why)
         case let .header(source, length):
-            let rest = Array(proxyPrefix![length...])
-            proxyPrefix = nil
-            if let source { peer = source }
+            let rest = Array(wire.proxyPrefix![length...])
+            wire.proxyPrefix = nil
+            if let source {
+                peer = source
+                label = "-@" + peer
+            }
             host.proxyHeaderRead(self)
             rest.withUnsafeBytes { take($0) }
         }
     }
 
     private func proxyHeaderFailed(_ why: String) {
-        proxyPrefix = nil
+        wire.proxyPrefix = nil
         settings.logger.warning("bad PROXY header from a trusted load balancer", metadata: ["peer": "\(peer)", "why": "\(why)"])
         close(reason: "bad_frames", retry: false, message: "\(why) (this address must send a PROXY protocol header first: --proxy-protocol-from)")
     }
@@ -208,16 +194,16 @@ final class Connection {
 
     /// Frames may be dispatched now (see the type's comment).
     private var mayDispatch: Bool {
-        processing == 0 && closingSoon == nil && outputBytes < maxOutputBytes && commitsInFlight < settings.config.maxCommitsInFlight
+        inbox.processing == 0 && closingAfterTurn == nil && out.bytes < out.bound && inbox.commitsInFlight < settings.config.maxCommitsInFlight
     }
 
     /// Dispatches buffered frames, in order, while nothing holds the
     /// connection back; then reads from the socket only if it may go on.
     func pump() {
-        guard !pumping, !isClosed else { return }
-        pumping = true
+        guard !inbox.pumping, !isClosed else { return }
+        inbox.pumping = true
         defer {
-            pumping = false
+            inbox.pumping = false
             if !isClosed { afterPump() }
         }
         var served = 0
@@ -226,7 +212,7 @@ final class Connection {
                 host.continueNextTurn(self)  // fair share: others go first
                 return
             }
-            guard let frame = transport.next() else { return }
+            guard let frame = wire.transport.next() else { return }
             served += 1
             lastHeard = host.now
             host.handle(frame, from: self)
@@ -235,48 +221,59 @@ final class Connection {
 
     private func afterPump() {
         // Read only when everything complete has been taken: the rest waits in the kernel.
-        let waiting = transport.bufferedBytes > 0 && !transport.holdsPartial
+        let waiting = wire.transport.bufferedBytes > 0 && !wire.transport.holdsPartial
         if mayDispatch && !waiting { stream.resumeReading() } else { stream.pauseReading() }
-        partialSince = transport.holdsPartial ? (partialSince ?? host.now) : nil
-        host.partialLineChanged(self, to: transport.partialBytes)
+        inbox.partialSince = wire.transport.holdsPartial ? (inbox.partialSince ?? host.now) : nil
+        host.partialLineChanged(self, to: wire.transport.partialBytes)
     }
 
     /// The request being processed goes on after the current call returns:
     /// the next frame waits until the `Processing` returned ends.
     func processingGoesOn() -> Processing {
-        processing += 1
+        inbox.processing += 1
         return Processing(self)
     }
 
     fileprivate func processingEnded() {
-        processing -= 1
-        if processing == 0 { pump() }
+        inbox.processing -= 1
+        if inbox.processing == 0 { pumpLater() }
+    }
+
+    /// The mailbox goes on, but not from inside whatever ended the wait (a
+    /// libpq completion, a reply's callback): a pump running now takes the
+    /// next frame itself; otherwise the connection is pumped at the next
+    /// loop turn (`Sessions.continueNextTurn`), which the loop takes without
+    /// sleeping. So nothing re-enters dispatch from a completion, and a
+    /// commit's reply is queued before anything the terminal sent after it runs.
+    private func pumpLater() {
+        guard !inbox.pumping, !isClosed else { return }
+        host.continueNextTurn(self)
     }
 
     /// `reply` for an edit handed to a document: the edit counts as in flight
     /// (`maxCommitsInFlight`, `afterOwnCommits`) from now until it is answered.
-    /// The one place the count goes up and down.
+    /// The one place the count goes up and down; the reply is queued first.
     func committing(_ reply: @escaping DocumentRuntime.Reply) -> DocumentRuntime.Reply {
-        commitsInFlight += 1
+        inbox.commitsInFlight += 1
         return { [self] result in
-            self.commitAnswered()
             reply(result)
+            self.commitAnswered()
         }
     }
 
     /// An edit was answered: the frames waiting behind the in-flight limit may go.
     private func commitAnswered() {
-        commitsInFlight -= 1
-        if commitsInFlight == 0 && !afterCommits.isEmpty {
-            let waiting = afterCommits
-            afterCommits = []
+        inbox.commitsInFlight -= 1
+        if inbox.commitsInFlight == 0 && !inbox.afterCommits.isEmpty {
+            let waiting = inbox.afterCommits
+            inbox.afterCommits = []
             for w in waiting {
                 w.body()
                 w.processing.end()
             }
             return
         }
-        if commitsInFlight == settings.config.maxCommitsInFlight - 1 { pump() }
+        if inbox.commitsInFlight == settings.config.maxCommitsInFlight - 1 { pumpLater() }
     }
 
     /// Runs `body` once every edit this connection sent before (submits,
@@ -284,8 +281,8 @@ final class Connection {
     /// later frames waiting meanwhile: a `peek` or `scrub` pasted behind
     /// submits sees them in the log (which it reads), not only in memory.
     func afterOwnCommits(_ body: @escaping () -> Void) {
-        guard commitsInFlight > 0 else { return body() }
-        afterCommits.append((processingGoesOn(), body))
+        guard inbox.commitsInFlight > 0 else { return body() }
+        inbox.afterCommits.append((processingGoesOn(), body))
     }
 }
 

@@ -21,19 +21,19 @@ protocol ConnectionHost: AnyObject {
     /// Bytes it holds in an incomplete line (counted server-wide against `--max-partial-bytes`).
     func partialLineChanged(_ c: Connection, to bytes: Int)
     func webSocketOpened(_ c: Connection)
-    /// Closed once this loop turn is over (`closeSoon`).
+    /// Closed once this loop turn is over (`closeAfterTurn`).
     func closeAfterTurn(_ c: Connection)
-    /// A stream saying `bye`: closed hard if the peer has not closed it within the grace period.
-    func closeHardLater(_ stream: TCPStream)
+    /// A stream saying `bye`: reset if the peer has not closed it within the grace period.
+    func resetLater(_ stream: TCPStream)
     /// An error the terminal asked to see as a prompt (`hello` with `error_prompts`).
-    func presentErrorPrompt(_ e: RewindError, for r: Request, to c: Connection)
+    func presentErrorPrompt(_ e: RewindError, for r: Request, to s: Session)
     /// It has output waiting: written just before the loop sleeps.
     func outputPending(_ c: Connection)
 }
 
 extension Server: ConnectionHost {
     func outputPending(_ c: Connection) { sessions.outputPending(c) }
-    func presentErrorPrompt(_ e: RewindError, for r: Request, to c: Connection) { prompts.presentError(e, for: r, to: c) }
+    func presentErrorPrompt(_ e: RewindError, for r: Request, to s: Session) { prompts.presentError(e, for: r, to: s) }
 }
 
 /// What every connection of a server reads and never changes: one object

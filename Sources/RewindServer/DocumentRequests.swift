@@ -14,9 +14,13 @@ final class DocumentRequests {
     private let promptStates: PromptStates
     /// This instance's id, carried by each event (`Event.instance`).
     private let instance: Int64
+    /// The group each terminal holds open per document: an edit joins it (`submission`).
+    let openGroups: OpenGroups
 
-    init(config: ServerConfig, store: EventStore, documents: Documents, presence: PresenceRelay, promptStates: PromptStates, instance: Int64) {
+    init(config: ServerConfig, store: EventStore, documents: Documents, presence: PresenceRelay, promptStates: PromptStates,
+         openGroups: OpenGroups, instance: Int64) {
         self.config = config
+        self.openGroups = openGroups
         self.store = store
         self.documents = documents
         self.presence = presence
@@ -31,10 +35,10 @@ final class DocumentRequests {
     /// `create_doc {doc?, title?}`. A chosen id that is taken is `conflict`
     /// (so chosen ids reveal what exists); without `doc` the server picks an
     /// unguessable one (`doc-` and a random UUID) and answers it.
-    func createDocument(_ r: Request, _ c: Connection) throws(RewindError) {
+    func createDocument(_ r: Request, _ c: Session) throws(RewindError) {
         let doc = try r.optionalString("doc", maxBytes: config.limits.maxNameBytes) ?? "doc-" + UUID.random()
         let title = try r.optionalString("title", maxBytes: 1024)
-        store.createDocument(doc, title: title, owner: c.user!.id) { result in
+        store.createDocument(doc, title: title, owner: c.user.id) { result in
             switch result {
             case let .failure(e): c.fail(r, e)
             case .success(false): c.fail(r, .conflict("document \"\(doc)\" already exists"))
@@ -44,7 +48,7 @@ final class DocumentRequests {
     }
 
     /// `then` runs once the terminal is subscribed (not on an error, nor on a page that is not the last), before its next frame.
-    func open(_ r: Request, _ c: Connection, then: ((DocumentRuntime) -> Void)? = nil) throws(RewindError) {
+    func open(_ r: Request, _ c: Session, then: ((DocumentRuntime) -> Void)? = nil) throws(RewindError) {
         let doc = try documentID(r)
         let since = try r.optionalInt("since")
         if let since, since < 0 { throw .badRequest("open: `since` must be 0 or more") }
@@ -83,7 +87,7 @@ final class DocumentRequests {
     }
 
     /// An `open` finished (either way): the connection's next frame may run.
-    private func finishOpening(_ c: Connection, _ d: DocumentRuntime, _ processing: Processing, _ then: ((DocumentRuntime) -> Void)?) {
+    private func finishOpening(_ c: Session, _ d: DocumentRuntime, _ processing: Processing, _ then: ((DocumentRuntime) -> Void)?) {
         if let then, !c.isClosed, isOpen(d, on: c) { then(d) }
         d.opensInFlight -= 1
         documents.mayBeIdle(d)
@@ -91,7 +95,7 @@ final class DocumentRequests {
     }
 
     /// `c` has this runtime's document open (subscribed to this very runtime, not an evicted one).
-    func isOpen(_ d: DocumentRuntime, on c: Connection) -> Bool {
+    func isOpen(_ d: DocumentRuntime, on c: Session) -> Bool {
         c.openDocuments.contains(d.id) && documents[d.id] === d && d.subscribers[c.id] === c
     }
 
@@ -99,7 +103,7 @@ final class DocumentRequests {
     /// error if the document is not open on `c` (a `close` or a lost role
     /// since). The request's processing goes on until `body` has run: the
     /// connection's next frame sees what it did.
-    func whenOpen(_ c: Connection, _ d: DocumentRuntime, _ body: @escaping (RewindError?) -> Void) {
+    func whenOpen(_ c: Session, _ d: DocumentRuntime, _ body: @escaping (RewindError?) -> Void) {
         // The usual case: the document is ready and nothing waits for it, so there is nothing to hold the connection for.
         guard !d.runsAtOnce else { return body(openError(c, d, nil)) }
         let processing = c.processingGoesOn()
@@ -110,7 +114,7 @@ final class DocumentRequests {
     }
 
     /// Why a request that waited for `d` cannot act for `c` now (nil: it can).
-    private func openError(_ c: Connection, _ d: DocumentRuntime, _ error: RewindError?) -> RewindError? {
+    private func openError(_ c: Session, _ d: DocumentRuntime, _ error: RewindError?) -> RewindError? {
         if c.isClosed { return .badRequest("connection closed") }
         if let error { return error }
         return isOpen(d, on: c) ? nil : .badRequest("document \"\(d.id)\" is not open on this connection (open it first, and wait for all its pages)")
@@ -118,7 +122,7 @@ final class DocumentRequests {
 
     /// Catch-up older than what is held in memory: one page from the log; the
     /// terminal asks again with `since` while `more` is true.
-    private func openFromLog(_ r: Request, _ c: Connection, _ d: DocumentRuntime, since: Int64, done: @escaping () -> Void) {
+    private func openFromLog(_ r: Request, _ c: Session, _ d: DocumentRuntime, since: Int64, done: @escaping () -> Void) {
         d.checkedEvents(after: since, limit: config.catchUpPage) { [unowned self] result in
             guard !c.isClosed else { return done() }
             switch result {
@@ -160,27 +164,27 @@ final class DocumentRequests {
 
     /// `{doc, version, state}`: encoded at once when small, else streamed
     /// node by node as the terminal reads (`StateReply`).
-    private func replyState(_ r: Request, _ c: Connection, doc: String, version: Int64, _ document: Document) {
+    private func replyState(_ r: Request, _ c: Session, doc: String, version: Int64, _ document: Document) {
         reply(r, c, [("doc", .string(doc)), ("version", .int(version))], state: document)
     }
 
     /// A reply of `fields` then `state` (last): encoded at once when small,
     /// else streamed node by node as the terminal reads (`StateReply`).
-    func reply(_ r: Request, _ c: Connection, _ fields: [(String, JSON?)], state document: Document) {
+    func reply(_ r: Request, _ c: Session, _ fields: [(String, JSON?)], state document: Document) {
         let estimate = StateReply.estimate(document)
         let state = StateReply(head: Message.reply(to: r, fields), document: document, estimate: estimate)
         guard estimate > Connection.sliceBytes else { return c.reply(state.next(max: .max)) }
         c.reply(streaming: state)
     }
 
-    private func subscribe(_ c: Connection, _ d: DocumentRuntime) {
+    private func subscribe(_ c: Session, _ d: DocumentRuntime) {
         c.openDocuments.insert(d.id)
         d.subscribe(c)
         presence.pushOthers(d, to: c)  // also on a repeated open: a client resyncing gets the cursors again
         promptStates.push(d, to: c, force: true)
     }
 
-    func submit(_ r: Request, _ c: Connection) throws(RewindError) {
+    func submit(_ r: Request, _ c: Session) throws(RewindError) {
         let limits = config.limits
         let doc = try documentID(r)
         let tx = try r.string("tx", maxBytes: limits.maxNameBytes)
@@ -205,14 +209,14 @@ final class DocumentRequests {
     /// `c`'s edit of `doc` as the ledger takes it: joined to the group the
     /// terminal holds open (whose name and first selection it carries), with
     /// the server's typing window. Used by `submit` and by chain actions.
-    func submission(_ c: Connection, doc: String, tx: String, base: Int64, ops: [Op], action: String?,
+    func submission(_ c: Session, doc: String, tx: String, base: Int64, ops: [Op], action: String?,
                     selection: Selection?) -> DocumentLedger.Submission
     {
-        let user = c.user!
-        let group = c.groups[doc]
+        let user = c.user
+        let group = openGroups[doc, c.id]
         var s = DocumentLedger.Submission(
             tx: tx, base: base, ops: ops, action: action, userID: user.id, userName: user.name,
-            client: c.clientID!, eventID: UUID.random(), time: wallClockMillis(),
+            client: c.client, eventID: UUID.random(), time: wallClockMillis(),
             openGroup: group?.id, selection: selection ?? group?.selectionBefore)
         s.checksSelection = selection != nil
         s.typingWindow = config.typingWindowMs

@@ -193,7 +193,7 @@ extension DocumentRuntime {
     /// skipped, and nothing is done if the document is busy catching up.
     /// `then` runs once the closes are committed, or at once.
     func closeOrphanedGroups(firstLoad: Bool, then: @escaping () -> Void = {}) {
-        let heldHere = firstLoad ? [] : Set(subscribers.values.compactMap { $0.groups[id]?.id })
+        let heldHere = firstLoad ? [] : groupsHeldHere()
         let candidates = committed.history.open.keys.filter { !heldHere.contains($0) }.sorted()
         guard !candidates.isEmpty else {
             if firstLoad { state = .ready }
@@ -232,7 +232,7 @@ extension DocumentRuntime {
     var holdsGroupsOfOthers: Bool {
         let open = committed.history.open
         guard state == .ready, !open.isEmpty else { return false }
-        let heldHere = Set(subscribers.values.compactMap { $0.groups[id]?.id })
+        let heldHere = groupsHeldHere()
         return open.keys.contains { !heldHere.contains($0) }
     }
 

@@ -103,6 +103,8 @@ final class DocumentRuntime {
     }
     /// Set once by whoever creates the runtime.
     var onEffect: (Effect) -> Void = { _ in }
+    /// The ids of the groups this instance's terminals hold open here (`OpenGroups`), set with `onEffect`.
+    var groupsHeldHere: () -> Set<String> = { [] }
     // (Set by this file and DocumentRuntime+CatchUp.swift only: the two halves of one type.)
     var committed: DocumentLedger
     var speculative: DocumentLedger
@@ -117,7 +119,7 @@ final class DocumentRuntime {
     /// log: from now on every entry is looked up (`revertsByTx`).
     private var lookUpEveryTransaction = false
 
-    private(set) var subscribers: [Int: Connection] = [:]
+    private(set) var subscribers: [Int: Session] = [:]
     /// Focus and selection of the terminals here with a first responder, by connection id.
     var presence: PresenceBoard
     /// Terminals on other instances with presence here (`Cluster`), by instance and terminal.
@@ -172,8 +174,8 @@ final class DocumentRuntime {
     /// (`PromptStates.checkDue`): kept here, emptied in place each turn.
     var promptChecksDue = Set<Int64>()
 
-    func subscribe(_ c: Connection) { subscribers[c.id] = c }
-    func unsubscribe(_ c: Connection) { subscribers[c.id] = nil }
+    func subscribe(_ c: Session) { subscribers[c.id] = c }
+    func unsubscribe(_ c: Session) { subscribers[c.id] = nil }
 
     // MARK: Command → commit → broadcast → reply
 

@@ -22,9 +22,13 @@ final class Documents {
     func runtime(_ id: String) -> DocumentRuntime {
         if let d = byID[id] { return d }
         let d = make(id)
+        onMade(d)
         byID[id] = d
         return d
     }
+
+    /// A runtime was made: the server wires what it tells (`Server.wire`).
+    var onMade: (DocumentRuntime) -> Void = { _ in }
 
     /// Whether `d` is the runtime loaded for its document (not one replaced since).
     func holds(_ d: DocumentRuntime) -> Bool { byID[d.id] === d }

@@ -29,22 +29,23 @@ extension Server {
         case let .success(r): request = r
         }
         metrics?.counts.request(RequestLabels.index(of: request.type))
-        c.badFramesInARow = 0
-        if let wait = c.requests.take(now: now) {
+        c.inbox.badFramesInARow = 0
+        if let wait = c.inbox.requests.take(now: now) {
             return c.fail(request, RewindError(
                 .rateLimited, "more than \(Int(config.requestsPerSecond)) requests a second on this connection; slow down",
                 details: ["retry_after_ms": .int(Int64(wait))]))
         }
+        let session = sessions.session(of: c)
         do {
-            try dispatch(request, from: c)
+            try dispatch(request, from: c, session)
         } catch {
-            c.fail(request, error)
+            if let session { session.fail(request, error) } else { c.fail(request, error) }
         }
     }
 
     private func badFrame(_ c: Connection) {
-        c.badFramesInARow += 1
-        if c.badFramesInARow >= config.maxBadFrames {
+        c.inbox.badFramesInARow += 1
+        if c.inbox.badFramesInARow >= config.maxBadFrames {
             c.close(reason: "bad_frames", retry: false, message: "\(config.maxBadFrames) malformed lines in a row")
         }
     }
@@ -54,10 +55,10 @@ extension Server {
     /// the document open on this connection. A handler of an open document
     /// runs in the document's order (`whenOpen`): after it is ready and after
     /// what this connection sent before, so no handler can forget to wait.
-    func dispatch(_ r: Request, from c: Connection) throws(RewindError) {
+    func dispatch(_ r: Request, from connection: Connection, _ session: Session?) throws(RewindError) {
         let type = RequestType.byName[r.type]
-        if case let .hello(handler) = type?.rule { return try handler(self, r, c) }
-        guard c.user != nil else { throw RewindError(.unauthorized, "say hello with a token first") }
+        if case let .hello(handler) = type?.rule { return try handler(self, r, connection) }
+        guard let c = session else { throw RewindError(.unauthorized, "say hello with a token first") }
         if shuttingDown && type?.duringShutdown != true { throw RewindError(.unavailable, "server shutting down; reconnect") }
         switch type?.rule {
         case nil: throw .badRequest("unknown request type \"\(r.type)\"", details: ["type": .string(r.type)])
@@ -81,14 +82,13 @@ extension Server {
     // MARK: Session
 
     func hello(_ r: Request, _ c: Connection) throws(RewindError) {
-        guard c.user == nil else { throw .badRequest("hello was already said on this connection") }
+        guard sessions.session(of: c) == nil else { throw .badRequest("hello was already said on this connection") }
         let token = try r.string("token", maxBytes: 256)
         let claimed = try r.optionalString("user", maxBytes: 64)
         let client = try r.optionalString("client", maxBytes: config.limits.maxNameBytes) ?? "t-" + Accounts.newToken().prefix(12)
         let locale = try r.optionalString("locale", maxBytes: 64)
-        let shakeToEdit = try r.optionalBool("shake_to_edit") ?? true
-        let errorPrompts = try r.optionalBool("error_prompts") ?? false
-        let gestures = try gestureBindings(r)
+        let options = HelloOptions(shakeToEdit: try r.optionalBool("shake_to_edit") ?? true,
+                                   errorPrompts: try r.optionalBool("error_prompts") ?? false, gestures: try gestureBindings(r))
         let launch = try r.body["shortcut"].flatMap { v throws(RewindError) in v.isNull ? nil : try LaunchShortcut(v) }
         // An address whose hellos keep failing is throttled, but a right token
         // still gets in at once (many users share an address behind NAT): each
@@ -116,26 +116,21 @@ extension Server {
                     return refuse("this token belongs to another user")
                 }
                 guard self.admission.admitUser(c, user.id) else { return }
-                c.user = user
-                c.clientID = client
-                c.helloAt = wallClockMillis()
-                c.locale = Titles.locale(locale)
-                c.shakeToEdit = shakeToEdit
-                c.errorPrompts = errorPrompts
-                c.gestures = gestures
-                if let old = self.sessions.claimClient(c) {
+                let s = Session(connection: c, user: user, client: client, helloAt: wallClockMillis(), locale: Titles.locale(locale), options: options)
+                c.label = "\(user.name)/\(client)@\(c.peer)"
+                if let old = self.sessions.begin(s) {
                     old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\"")
                 }
-                self.cluster.tookOver(user: user.id, client: client, at: c.helloAt)  // and on the other instances
+                self.cluster.tookOver(user: user.id, client: client, at: s.helloAt)  // and on the other instances
                 self.logger.debug("hello", metadata: ["conn": "\(c.label)"])
                 let joining = c.processingGoesOn()  // until its quick actions are known
-                self.quickActions.join(c) { items in
+                self.quickActions.join(s) { items in
                     defer { joining.end() }
-                    c.reply(Message.reply(r.id, [
+                    s.reply(Message.reply(r.id, [
                         ("client", .string(client)), ("user", .string(user.name)), ("server", .string(self.serverName)),
-                        ("protocol", 1), ("shortcuts", .array(items.map { $0.json(locale: c.locale) })),
+                        ("protocol", 1), ("shortcuts", .array(items.map { $0.json(locale: s.locale) })),
                     ]))
-                    if let launch { self.shortcuts.run(launch, answering: r, c) }
+                    if let launch { self.shortcuts.run(launch, answering: r, s) }
                 }
             }
         }
@@ -143,7 +138,7 @@ extension Server {
 
     /// `gestures` at hello: gesture name → action, over the defaults; null unbinds one.
     private func gestureBindings(_ r: Request) throws(RewindError) -> [String: String] {
-        var bindings = Connection.defaultGestures
+        var bindings = HelloOptions.defaultGestures
         guard let v = r.body["gestures"], !v.isNull else { return bindings }
         guard let o = v.objectValue, o.members.count <= 32 else {
             throw .badRequest("hello: `gestures` must be an object of at most 32 gesture → action names")
@@ -161,7 +156,7 @@ extension Server {
 
     // MARK: Documents
 
-    func close(_ r: Request, _ c: Connection) throws(RewindError) {
+    func close(_ r: Request, _ c: Session) throws(RewindError) {
         let doc = try documentRequests.documentID(r)
         let wasOpen = c.openDocuments.contains(doc)
         leaveDocument(c, doc)

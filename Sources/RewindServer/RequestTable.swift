@@ -2,7 +2,7 @@ import RewindCore
 
 /// Every request type of PROTOCOL.md, registered once: what it needs of the
 /// caller, and its handler. `Server.dispatch` checks what an entry says —
-/// a session, a role on the document, the document open on this connection —
+/// a session, a role on the document, the document open in the session —
 /// in one place before the handler runs, so a new request type is one entry
 /// here and one function.
 struct RequestType: Sendable {
@@ -11,11 +11,11 @@ struct RequestType: Sendable {
         /// `hello`: nothing yet.
         case hello(@Sendable (Server, Request, Connection) throws(RewindError) -> Void)
         /// Signed in; no document role (a request naming no document, or acting only on this connection's own state).
-        case session(@Sendable (Server, Request, Connection) throws(RewindError) -> Void)
+        case session(@Sendable (Server, Request, Session) throws(RewindError) -> Void)
         /// Signed in, with a role on the document named by `doc` that allows `Need`.
-        case role(Need, @Sendable (Server, Request, Connection, Role) throws(RewindError) -> Void)
+        case role(Need, @Sendable (Server, Request, Session, Role) throws(RewindError) -> Void)
         /// As `role`, and the document open on this connection: undo works on what the terminal sees.
-        case openDocument(Need, @Sendable (Server, Request, Connection, DocumentRuntime) throws(RewindError) -> Void)
+        case openDocument(Need, @Sendable (Server, Request, Session, DocumentRuntime) throws(RewindError) -> Void)
     }
 
     let name: String

@@ -23,21 +23,146 @@ public final class Server {
     public let config: ServerConfig
     let loop: EventLoop
     let logger: Logger
+    let serverName = "rewind/0.1"
+    /// Milliseconds by the loop's clock, which a test can move on (`advanceClock`).
+    private let clock: ServerClock
+    /// The web editor's files (`GET /`, `GET /<module>.js`), read at start.
+    let webFiles: WebFiles
+    /// `--metrics`: what is counted (nil without it: nothing is).
+    let metrics: ServerMetrics?
     let store: EventStore
     /// PostgreSQL's notices to this server (role changes, revoked tokens).
     let notifications: Notifications
+
+    // The collaborators, each owning its state, made in this order in `init`
+    // and given, when made, the others they use (none reaches a sibling
+    // through the server); what they tell the server is wired after (`wire`).
+    /// The connections, their sessions and their turns on the loop (`Sessions.swift`).
+    let sessions = Sessions()
+    /// The documents loaded here (`Documents.swift`).
+    let documents: Documents
+    /// The undo group each terminal holds open per document (`Undo/OpenGroups.swift`).
+    let openGroups = OpenGroups()
     /// News to and from the other instances on the database (`Cluster/Cluster.swift`).
-    private(set) var cluster: Cluster!
+    let cluster: Cluster
     /// Each connected user's quick actions (`QuickActions/QuickActions.swift`).
-    private(set) lazy var quickActions = QuickActions(store: store, loop: loop, logger: logger, staticItems: config.shortcuts)
+    let quickActions: QuickActions
     /// Roles per document (`Access/AccessControl.swift`).
-    private(set) lazy var access: AccessControl = {
-        let a = AccessControl(store: store, logger: logger, isListening: { [unowned self] in self.notifications.isListening },
-                              served: { [unowned self] doc in
-                                  let d = self.documents[doc]
-                                  return (d != nil, !(d?.subscribers.isEmpty ?? true))
-                              })
-        a.notBefore = { [unowned self] since, body in
+    let access: AccessControl
+    /// Admission (`Admission.swift`): connections per user and in all, handshakes and failed hellos per address.
+    let admission: AdmissionGate
+    /// `share` and `delete_doc` (`Access/SharingRequests.swift`).
+    let sharing: SharingRequests
+    /// Prompts presented or waiting on some terminal, who holds which, and their answers (`Prompts/PromptCenter.swift`).
+    let prompts: PromptCenter
+    /// Each terminal's `prompt_state`, and the ones this turn's edits may have changed (`Prompts/PromptStates.swift`).
+    let promptStates: PromptStates
+    /// Presence pushed to terminals and other instances (`Chain/PresenceRelay.swift`).
+    let presence: PresenceRelay
+    /// `create_doc`, `open`, `submit`, and running a request in a document's order (`DocumentRequests.swift`).
+    let documentRequests: DocumentRequests
+    /// Groups, undo and redo, history (`Undo/UndoRequests.swift`).
+    let undo: UndoRequests
+    /// `perform`, `gesture`, `validate`: the responder chain (`Chain/ChainRequests.swift`).
+    let chain: ChainRequests
+    /// `motion` (shake to undo, `Prompts/Shake.swift`).
+    let shake: ShakeRequests
+    /// `scrub`, `peek`, `pop`, `preview_action`: documents as they were (`QuickActions/PastStates.swift`).
+    let pastStates: PastStates
+    /// `shortcut` and launch shortcuts (`QuickActions/ShortcutRequests.swift`).
+    let shortcuts: ShortcutRequests
+    /// `focus`, `blur`, `select`, `hit_test` (`Chain/FocusRequests.swift`).
+    let focusRequests: FocusRequests
+    /// What every connection reads (`ConnectionHost.swift`).
+    private let connectionSettings: ConnectionSettings
+
+    private var listener: TCPListener?
+    private var metricsEndpoint: MetricsEndpoint?
+    /// The end of every loop turn, in its phases (`EndOfTurn.swift`).
+    private var endOfTurn: BeforeSleep?
+    /// The order `endTurn` runs its phases in (a test changes it to show why it is this one).
+    var endOfTurnOrder = EndOfTurnPhase.allCases
+    private var sweeper: Timer?
+    private var signals: [SignalWatcher] = []
+    private(set) var shuttingDown = false
+    /// Until PostgreSQL answers, at most `startupWaitMs`; then the listener opens anyway.
+    private var startupWait: Timer?
+    /// Running from `shutdown` until the last commits are answered, at most `shutdownGraceMs`.
+    private var shutdownGrace: Timer?
+
+    /// Milliseconds by the loop's clock: what timeouts and rate limits read,
+    /// so that a server test can make time pass without waiting for it.
+    var now: UInt64 { clock.now }
+    /// Moves `now` on by `ms` (tests; the next sweep sees it).
+    func advanceClock(by ms: UInt64) { clock.advance += ms }
+
+    public init(config: ServerConfig, logger: Logger) {
+        self.config = config
+        self.logger = logger
+        webFiles = WebFiles(directory: config.webDirectory)
+        let loop = EventLoop()
+        self.loop = loop
+        let clock = ServerClock(loop: loop)
+        self.clock = clock
+        guard let masterKey = config.masterKey else { preconditionFailure("ServerConfig.masterKey is required (--master-key-file)") }
+        // The server runs the end of the loop turn, the store's batches in it (`endTurn`).
+        let store = EventStore(loop: loop, conninfo: config.conninfo, writers: config.writers, timeouts: config.databaseTimeouts,
+                               masterKey: masterKey, logger: logger, endOfTurn: .byCaller)
+        store.maxBatchesInFlight = config.batchesInFlight
+        self.store = store
+        // An instance id for liveness and groups (`Notifications`): random, positive.
+        let instance = Int32.random(in: 1...Int32.max)
+        let notifications = Notifications(loop: loop, conninfo: config.conninfo,
+                                          channels: ["rewind_access", "rewind_log", "rewind_presence", "rewind_editors"],
+                                          instance: instance, timeouts: config.databaseTimeouts, logger: logger)
+        self.notifications = notifications
+        let metrics = config.metricsAddress == nil ? nil : ServerMetrics(version: serverName)
+        self.metrics = metrics
+        if let metrics {
+            store.onBatchAnswered = { entries, nanoseconds in metrics.batchAnswered(entries: entries, nanoseconds: nanoseconds) }
+        }
+
+        let documents = Documents { id in DocumentRuntime(id: id, store: store, config: config, logger: logger, loop: loop) }
+        self.documents = documents
+        cluster = Cluster(notifications: notifications, loop: loop, logger: logger, instance: instance,
+                          loaded: { documents.all }, existing: { documents[$0] })
+        quickActions = QuickActions(store: store, loop: loop, logger: logger, staticItems: config.shortcuts)
+        access = AccessControl(store: store, logger: logger, isListening: { notifications.isListening },
+                               served: { doc in
+                                   let d = documents[doc]
+                                   return (d != nil, !(d?.subscribers.isEmpty ?? true))
+                               })
+        admission = AdmissionGate(config: config, logger: logger, sessions: sessions, clock: { clock.now })
+        sharing = SharingRequests(store: store, access: access, config: config, logger: logger, clock: { clock.now })
+        prompts = PromptCenter(sessions: sessions, logger: logger)
+        promptStates = PromptStates(prompts: prompts, access: access, documents: documents)
+        presence = PresenceRelay(cluster: cluster, promptStates: promptStates)
+        documentRequests = DocumentRequests(config: config, store: store, documents: documents, presence: presence,
+                                            promptStates: promptStates, openGroups: openGroups, instance: Int64(instance))
+        undo = UndoRequests(config: config, documents: documents, documentRequests: documentRequests, access: access,
+                            presence: presence, prompts: prompts, metrics: metrics, groups: openGroups)
+        chain = ChainRequests(limits: config.limits, access: access, undo: undo, documentRequests: documentRequests, presence: presence)
+        shake = ShakeRequests(prompts: prompts, access: access, undo: undo, documentRequests: documentRequests)
+        pastStates = PastStates(config: config, store: store, documents: documents, documentRequests: documentRequests,
+                                access: access, presence: presence, sharing: sharing)
+        shortcuts = ShortcutRequests(store: store)
+        focusRequests = FocusRequests(presence: presence, limits: config.limits)
+        connectionSettings = ConnectionSettings(config: config, logger: logger, metrics: metrics, webFiles: webFiles)
+        wire()
+    }
+
+    /// What the collaborators tell the server, and what the server does about it.
+    private func wire() {
+        documents.onMade = { [unowned self] d in
+            d.onEffect = { [unowned self, unowned d] effect in self.carryOut(effect, for: d) }
+            d.groupsHeldHere = { [unowned self, unowned d] in self.openGroups.ids(in: d.id) }
+        }
+        documents.onUnloaded = { [unowned self] d in
+            self.prompts.forget(doc: d.id)
+            self.store.keys.forget(d.id)
+        }
+        documents.onSettled = { [unowned self] in if self.shuttingDown { self.finishShutdownIfDone() } }
+        access.notBefore = { [unowned self] since, body in
             let elapsed = (monotonicNanos() - since) / 1_000_000
             guard elapsed < AccessControl.notFoundFloorMs else { return body() }
             let t = Timer(loop: self.loop)
@@ -46,7 +171,7 @@ public final class Server {
                 body()
             }
         }
-        a.onEffect = { [unowned self] effect in
+        access.onEffect = { [unowned self] effect in
             switch effect {
             case let .accessChanged(doc, roles): self.accessChanged(doc, roles)
             case let .quickActionsMayHaveChanged(doc): self.quickActions.accessChanged(doc: doc)
@@ -54,104 +179,12 @@ public final class Server {
             case let .userErased(user, pseudonym): self.userErased(user, pseudonym: pseudonym)
             }
         }
-        return a
-    }()
-    private var listener: TCPListener?
-    /// The connections and their turns on the loop (`Sessions.swift`).
-    let sessions = Sessions()
-    /// The documents loaded here (`Documents.swift`).
-    private(set) lazy var documents: Documents = {
-        let documents = Documents { [unowned self] id in
-            let d = DocumentRuntime(id: id, store: self.store, config: self.config, logger: self.logger, loop: self.loop)
-            d.onEffect = { [unowned self, unowned d] effect in self.carryOut(effect, for: d) }
-            return d
-        }
-        documents.onUnloaded = { [unowned self] d in
-            self.prompts.forget(doc: d.id)
-            self.store.keys.forget(d.id)
-        }
-        documents.onSettled = { [unowned self] in if self.shuttingDown { self.finishShutdownIfDone() } }
-        return documents
-    }()
-    /// Admission (`Admission.swift`): connections per user and in all, handshakes and failed hellos per address.
-    private(set) lazy var admission = AdmissionGate(config: config, logger: logger, sessions: sessions, clock: { [unowned self] in self.now })
-    /// `share` and `delete_doc` (`Access/Sharing.swift`).
-    private(set) lazy var sharing = SharingRequests(store: store, access: access, config: config, logger: logger, clock: { [unowned self] in self.now })
-    /// Prompts presented or waiting on some terminal, who holds which, and their answers (`Prompts/PromptCenter.swift`).
-    private(set) lazy var prompts: PromptCenter = {
-        let p = PromptCenter(sessions: sessions, logger: logger)
-        p.onPresentedChanged = { [unowned self] c in
+        prompts.onPresentedChanged = { [unowned self] c in
             for doc in c.openDocuments {
                 if let d = self.documents[doc] { self.promptStates.push(d, to: c) }
             }
         }
-        return p
-    }()
-    /// Each terminal's `prompt_state`, and the ones this turn's edits may have changed (`Prompts/PromptStates.swift`).
-    private(set) lazy var promptStates = PromptStates(prompts: prompts, access: access, documents: documents)
-    /// Presence pushed to terminals and other instances (`Chain/PresenceRelay.swift`).
-    private(set) lazy var presence = PresenceRelay(cluster: cluster, promptStates: promptStates)
-    /// `create_doc`, `open`, `submit`, and running a request in a document's order (`DocumentRequests.swift`).
-    private(set) lazy var documentRequests = DocumentRequests(config: config, store: store, documents: documents, presence: presence,
-                                                              promptStates: promptStates, instance: Int64(notifications.instance))
-    /// Groups, undo and redo, history (`UndoRequests.swift`).
-    private(set) lazy var undo = UndoRequests(config: config, documents: documents, documentRequests: documentRequests, access: access,
-                                              presence: presence, prompts: prompts, metrics: metrics)
-    /// `perform`, `gesture`, `validate`: the responder chain (`Chain/ChainRequests.swift`).
-    private(set) lazy var chain = ChainRequests(limits: config.limits, access: access, undo: undo, documentRequests: documentRequests,
-                                                presence: presence)
-    /// `motion` (shake to undo, `Prompts/Shake.swift`).
-    private(set) lazy var shake = ShakeRequests(prompts: prompts, access: access, undo: undo, documentRequests: documentRequests)
-    /// `scrub`, `peek`, `pop`, `preview_action`: documents as they were (`QuickActions/Scrub.swift`, `Previews.swift`).
-    private(set) lazy var pastStates = PastStates(config: config, store: store, documents: documents, documentRequests: documentRequests,
-                                                  access: access, presence: presence, sharing: sharing)
-    /// `shortcut` and launch shortcuts (`QuickActions/ShortcutRequests.swift`).
-    private(set) lazy var shortcuts = ShortcutRequests(store: store, dispatch: { [unowned self] r, c throws(RewindError) in try self.dispatch(r, from: c) })
-    /// `focus`, `blur`, `select`, `hit_test` (`Chain/FocusRequests.swift`).
-    private(set) lazy var focusRequests = FocusRequests(presence: presence, limits: config.limits)
-    /// `--metrics`: what is counted (nil without it: nothing is) and the HTTP endpoint serving it.
-    let metrics: ServerMetrics?
-    private var metricsEndpoint: MetricsEndpoint?
-    private var flusher: BeforeSleep?
-    private var sweeper: Timer?
-    private var signals: [SignalWatcher] = []
-    private(set) var shuttingDown = false
-    /// Until PostgreSQL answers, at most `startupWaitMs`; then the listener opens anyway.
-    private var startupWait: Timer?
-    /// Running from `shutdown` until the last commits are answered, at most `shutdownGraceMs`.
-    private var shutdownGrace: Timer?
-    /// What a test moved the clock on (`advanceClock`).
-    private var clockAdvance: UInt64 = 0
-    /// Milliseconds by the loop's clock: what timeouts and rate limits read,
-    /// so that a server test can make time pass without waiting for it.
-    var now: UInt64 { loop.now &+ clockAdvance }
-    /// Moves `now` on by `ms` (tests; the next sweep sees it).
-    func advanceClock(by ms: UInt64) { clockAdvance += ms }
-    let serverName = "rewind/0.1"
-    /// The web editor's files (`GET /`, `GET /rewind.js`), read at start.
-    let webFiles: WebFiles
-    /// What every connection reads (`ConnectionHost.swift`).
-    private lazy var connectionSettings = ConnectionSettings(config: config, logger: logger, metrics: metrics, webFiles: webFiles)
-
-    public init(config: ServerConfig, logger: Logger) {
-        self.config = config
-        self.logger = logger
-        webFiles = WebFiles(directory: config.webDirectory)
-        loop = EventLoop()
-        guard let masterKey = config.masterKey else { preconditionFailure("ServerConfig.masterKey is required (--master-key-file)") }
-        store = EventStore(loop: loop, conninfo: config.conninfo, writers: config.writers, timeouts: config.databaseTimeouts,
-                           masterKey: masterKey, logger: logger)
-        store.maxBatchesInFlight = config.batchesInFlight
-        // An instance id for liveness and groups (`Notifications`): random, positive.
-        let instance = Int32.random(in: 1...Int32.max)
-        notifications = Notifications(loop: loop, conninfo: config.conninfo, channels: ["rewind_access", "rewind_log", "rewind_presence", "rewind_editors"],
-                                      instance: instance, timeouts: config.databaseTimeouts, logger: logger)
-        metrics = config.metricsAddress == nil ? nil : ServerMetrics(version: serverName)
-        if let metrics {
-            store.onBatchAnswered = { entries, nanoseconds in metrics.batchAnswered(entries: entries, nanoseconds: nanoseconds) }
-        }
-        cluster = Cluster(notifications: notifications, loop: loop, logger: logger, instance: instance,
-                          loaded: { [unowned self] in self.documents.all }, existing: { [unowned self] in self.documents[$0] })
+        shortcuts.dispatch = { [unowned self] r, c throws(RewindError) in try self.dispatch(r, from: c.connection, c) }
         cluster.onEffect = { [unowned self] effect in
             switch effect {
             case let .editorsNotice(payload): self.quickActions.notice(payload)
@@ -161,7 +194,7 @@ public final class Server {
                 self.quickActions.resync()
             case let .announce(effects, d): self.presence.announce(effects, in: d)
             case let .tookOver(user, client, at):
-                // An older connection only: notices of two quick reconnects may cross (hosts' clocks are assumed close).
+                // An older session only: notices of two quick reconnects may cross (hosts' clocks are assumed close).
                 if let old = self.sessions.client(user: user, client: client), old.helloAt <= at {
                     old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\" (on another server instance)")
                 }
@@ -265,12 +298,10 @@ public final class Server {
         admission.fitDescriptorLimit()
         notifications.onNotice = { [unowned self] channel, payload in self.cluster.notice(channel: channel, payload: payload) }
         notifications.onListening = { [unowned self] in self.cluster.listening() }
-        cluster.start()
-        quickActions.start()
         store.start()
         notifications.start()
         sessions.start(loop: loop)
-        flusher = BeforeSleep(loop: loop) { [unowned self] in self.flushDirty() }
+        endOfTurn = startEndOfTurn()
         let sweeper = Timer(loop: loop)
         sweeper.start(after: 1_000, repeat: 1_000) { [unowned self] in self.sweep() }
         sweeper.unref()
@@ -304,28 +335,34 @@ public final class Server {
     /// A trusted balancer's PROXY header was read: the client it names is admitted (or refused) now.
     func proxyHeaderRead(_ c: Connection) { admission.admitHandshake(c) }
 
-    /// Forgets a connection: its documents, its client id. Called once per connection.
+    /// Forgets a connection, and the session made on it: its documents, its
+    /// client id, and what each subsystem kept for the terminal. Called once per connection.
     func connectionEnded(_ c: Connection, reason: String) {
-        guard sessions.remove(c) else { return }
-        if !c.isClosed { c.drop() }
-        admission.ended(c)
+        guard let session = sessions.remove(c) else { return }
+        if !c.isClosed { c.reset() }
+        admission.ended(c, session)
         partialLineChanged(c, to: 0)
-        quickActions.left(c)
-        prompts.cancel(of: c, doc: nil)  // what it showed is cancelled (SPEC section 6)
-        // A disconnect closes the terminal's open groups; no ghosts: the others see it leave at once.
-        for doc in c.openDocuments { leaveDocument(c, doc, cancellingPrompts: false) }
+        if let s = session {
+            quickActions.left(s)
+            prompts.cancel(of: s, doc: nil)  // what it showed is cancelled (SPEC section 6)
+            // A disconnect closes the terminal's open groups; no ghosts: the others see it leave at once.
+            for doc in s.openDocuments { leaveDocument(s, doc, cancellingPrompts: false) }
+            pastStates.left(s, doc: nil)
+            promptStates.left(s, doc: nil)
+            chain.left(s)
+        }
         logger.debug("connection ended", metadata: ["conn": "\(c.label)", "reason": "\(reason)"])
         if shuttingDown { finishShutdownIfDone() }
     }
 
     /// `c` leaves `doc` (close, disconnect, access lost): its open group
-    /// closes, its prompts about it are cancelled, its presence goes.
-    func leaveDocument(_ c: Connection, _ doc: String, cancellingPrompts: Bool = true) {
+    /// closes, its scrub there ends, its prompts about it are cancelled, its presence goes.
+    func leaveDocument(_ c: Session, _ doc: String, cancellingPrompts: Bool = true) {
         guard c.openDocuments.remove(doc) != nil else { return }
-        if c.scrub?.doc == doc { c.scrub = nil }  // a close or a disconnect cancels a scrub
-        if c.user != nil { undo.closeTerminalGroup(c, doc: doc) }
+        pastStates.left(c, doc: doc)
+        undo.closeTerminalGroup(c, doc: doc)
         if cancellingPrompts { prompts.cancel(of: c, doc: doc) }
-        c.promptStates[doc] = nil
+        promptStates.left(c, doc: doc)
         if let d = documents[doc] {
             presence.leave(d, c)
             d.unsubscribe(c)
@@ -353,34 +390,21 @@ public final class Server {
 
     func closeAfterTurn(_ c: Connection) { sessions.closeAfterTurn(c) }
 
-    /// Just before the loop sleeps: marked connections close, presence moved this turn is pushed, output is written.
-    private func flushDirty() {
-        repeat {
-            sessions.closeMarked()
-            presence.flushMoved()
-            promptStates.checkDue()
-            sessions.closeMarked()
-            sessions.flushOutput()
-            // A write that found its peer gone marked it: it ends now, not when
-            // something next wakes the loop, and what its leaving pushed to others is written.
-        } while sessions.hasMarked
-    }
-
-    func closeHardLater(_ stream: TCPStream) { sessions.closeHardLater(stream, at: now + config.closeGraceMs) }
+    func resetLater(_ stream: TCPStream) { sessions.resetLater(stream, at: now + config.closeGraceMs) }
 
     /// Closes connections that went silent or never said hello.
     func sweep() {
         let now = self.now
-        sessions.closeOverdue(now: now)
+        sessions.resetOverdue(now: now)
         for c in sessions.all {
             if let r = c.refusal, now >= r.until {
                 c.close(reason: r.reason, retry: true, message: r.message)  // said nothing: told in NDJSON
-            } else if c.user == nil && now - c.connectedAt > config.handshakeTimeoutMs {
+            } else if sessions.session(of: c) == nil && now - c.connectedAt > config.handshakeTimeoutMs {
                 c.close(reason: "handshake_timeout", retry: true, message: "no hello within \(config.handshakeTimeoutMs / 1000) s")
-            } else if let since = c.partialSince, now - since > config.handshakeTimeoutMs {
+            } else if let since = c.inbox.partialSince, now - since > config.handshakeTimeoutMs {
                 c.close(reason: "partial_line", retry: true,
                         message: "an incomplete line was held for more than \(config.handshakeTimeoutMs / 1000) s; end each line with a newline")
-            } else if let since = c.overBoundSince, now - since > config.slowTimeoutMs {
+            } else if let since = c.out.overBoundSince, now - since > config.slowTimeoutMs {
                 c.slow("output unread for \(config.slowTimeoutMs / 1000) s")
             } else if now - c.lastHeard > config.idleTimeoutMs {
                 c.close(reason: "idle", retry: true, message: "no complete line for \(config.idleTimeoutMs / 1000) s; send ping every 15 s")
@@ -429,8 +453,7 @@ public final class Server {
         guard let d = documents[doc] else { return }
         let reason = a == nil ? "deleted" : "forbidden"
         for c in Array(d.subscribers.values) {
-            guard let user = c.user else { continue }
-            if a?.role(of: user.id) == nil {
+            if a?.role(of: c.user.id) == nil {
                 leaveDocument(c, doc)
                 c.push(SharedBytes(Message.push("closed", [("doc", .string(doc)), ("reason", .string(reason))])))
                 logger.info("access lost; document closed", metadata: ["conn": "\(c.label)", "doc": "\(doc)", "reason": "\(reason)"])
@@ -455,7 +478,7 @@ public final class Server {
     /// read right after it (`open` with `since`) finds no old name anywhere.
     func userErased(_ user: Int64, pseudonym: String) {
         for d in documents.all { d.userRenamed(user, to: pseudonym) }
-        for c in sessions.connections(ofUser: user) { c.user = (id: user, name: pseudonym) }
+        for c in sessions.sessions(ofUser: user) { c.user = (id: user, name: pseudonym) }
         tokensRevoked(user: user)
         quickActions.resync()
         notifications.notify(Notifications.erasedChannel, ["\(user):\(notifications.instance)"])
@@ -464,7 +487,7 @@ public final class Server {
 
     /// Every token of `user` was revoked: its connections end now.
     func tokensRevoked(user: Int64) {
-        for c in sessions.connections(ofUser: user) {
+        for c in sessions.sessions(ofUser: user) {
             c.close(reason: "unauthorized", retry: false, message: "your tokens were revoked; ask an operator for a new one")
         }
     }
@@ -507,12 +530,11 @@ public final class Server {
         shutdownGrace?.close()  // done: it would warn of commits outstanding that are not
         shutdownGrace = nil
         for c in sessions.all { c.close(reason: "shutdown", retry: true, message: "server shutting down; reconnect") }
-        flushDirty()
-        flusher?.close()
+        endTurn()
+        endOfTurn?.close()
         sweeper?.close()
         sessions.stop()
         cluster.stop()
-        quickActions.stop()
         notifications.stop()
         store.stop()
         metricsEndpoint?.stop()

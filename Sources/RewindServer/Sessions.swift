@@ -1,22 +1,24 @@
 import RewindLoop
 
-/// The server's connections and their turns on the loop: who is connected
-/// (by id, and by user and client id), who has output waiting, who goes on
-/// at the next turn, who closes when this one ends, and the streams saying
-/// `bye`. It owns that state and nothing else: what a connection's arrival
-/// or departure means for documents, prompts and presence is the server's
-/// (`Server.connectionEnded`).
+/// The server's connections, the sessions made on them, and their turns on
+/// the loop: who is connected (by id), who said hello (by id, and by user and
+/// client id), who has output waiting, who goes on at the next turn, who
+/// closes when this one ends, and the streams saying `bye`. It owns that
+/// state and nothing else: what a connection's arrival or departure means
+/// for documents, prompts and presence is the server's (`Server.connectionEnded`).
 final class Sessions {
     private var byID: [Int: Connection] = [:]
+    /// The sessions, by their connection's id.
+    private var sessions: [Int: Session] = [:]
     private var nextID = 1
-    /// Connections by (user id, client id): a second connection with the same pair replaces the first.
-    private var byClient: [String: Connection] = [:]
+    /// Sessions by (user id, client id): a second session with the same pair replaces the first.
+    private var byClient: [String: Session] = [:]
     /// Connections with output to write before the loop sleeps.
     private var dirty: [Connection] = []
     /// Connections that used their share of a loop turn with frames left.
     private var runNext: [Connection] = []
     private var everyTurn: EveryTurn?
-    /// Connections marked `closeSoon` during this loop turn.
+    /// Connections to close once this loop turn's work is done (`Connection.closeAfterTurn`).
     private var marked: [Connection] = []
     /// Streams saying `bye`, with the time after which they are closed hard.
     private var closing: [(stream: TCPStream, deadline: UInt64)] = []
@@ -25,6 +27,7 @@ final class Sessions {
 
     var count: Int { byID.count }
     var all: [Connection] { Array(byID.values) }
+    var allSessions: [Session] { Array(sessions.values) }
 
     /// The id the next accepted connection gets.
     func newID() -> Int {
@@ -34,33 +37,34 @@ final class Sessions {
 
     func add(_ c: Connection) { byID[c.id] = c }
 
-    /// Forgets `c` (false: it was not here, i.e. it ended already).
-    func remove(_ c: Connection) -> Bool {
-        guard byID.removeValue(forKey: c.id) != nil else { return false }
-        if let key = Self.clientKey(c), byClient[key] === c { byClient[key] = nil }
-        return true
+    /// Forgets `c` and its session (nil: it was not here, i.e. it ended already).
+    func remove(_ c: Connection) -> (Session?)? {
+        guard byID.removeValue(forKey: c.id) != nil else { return nil }
+        guard let s = sessions.removeValue(forKey: c.id) else { return .some(nil) }
+        let key = Self.clientKey(user: s.user.id, client: s.client)
+        if byClient[key] === s { byClient[key] = nil }
+        return s
     }
 
-    /// The connection with this id, while it is connected.
-    func connection(_ id: Int) -> Connection? { byID[id] }
+    /// The session made on `c` by its hello (nil: none yet).
+    func session(of c: Connection) -> Session? { sessions[c.id] }
 
-    /// The connections of one user, on this server.
-    func connections(ofUser user: Int64) -> [Connection] { byID.values.filter { $0.user?.id == user } }
+    /// The session of the connection with this id, while it is connected.
+    func session(_ id: Int) -> Session? { sessions[id] }
 
-    /// The connection that holds this user's client id.
-    func client(user: Int64, client: String) -> Connection? { byClient[Self.clientKey(user: user, client: client)] }
+    /// The sessions of one user, on this server.
+    func sessions(ofUser user: Int64) -> [Session] { sessions.values.filter { $0.user.id == user } }
 
-    /// `c` holds its user's client id now; the connection that held it before, if another.
-    func claimClient(_ c: Connection) -> Connection? {
-        guard let key = Self.clientKey(c) else { return nil }
+    /// The session that holds this user's client id.
+    func client(user: Int64, client: String) -> Session? { byClient[Self.clientKey(user: user, client: client)] }
+
+    /// `s` begins: it holds its user's client id now; the session that held it before, if another.
+    func begin(_ s: Session) -> Session? {
+        sessions[s.id] = s
+        let key = Self.clientKey(user: s.user.id, client: s.client)
         let old = byClient[key]
-        byClient[key] = c
-        return old === c ? nil : old
-    }
-
-    static func clientKey(_ c: Connection) -> String? {
-        guard let u = c.user, let client = c.clientID else { return nil }
-        return clientKey(user: u.id, client: client)
+        byClient[key] = s
+        return old === s ? nil : old
     }
 
     static func clientKey(user: Int64, client: String) -> String { "\(user)\u{1F}\(client)" }
@@ -76,8 +80,8 @@ final class Sessions {
 
     /// `c` used its share of this turn: it goes on at the next, after the others.
     func continueNextTurn(_ c: Connection) {
-        guard !c.continuesNextTurn else { return }
-        c.continuesNextTurn = true
+        guard !c.inbox.continuesNextTurn else { return }
+        c.inbox.continuesNextTurn = true
         runNext.append(c)
         everyTurn?.start()  // the loop must not sleep while work is left
     }
@@ -86,7 +90,7 @@ final class Sessions {
         let list = runNext
         runNext = []
         for c in list {
-            c.continuesNextTurn = false
+            c.inbox.continuesNextTurn = false
             c.pump()
         }
         if runNext.isEmpty { everyTurn?.stop() }
@@ -94,8 +98,8 @@ final class Sessions {
 
     /// Keeps the count of bytes held in incomplete lines; whether it is now past `limit`.
     func partialLineChanged(_ c: Connection, to bytes: Int, limit: Int) -> Bool {
-        partialBytes += bytes - c.partialCounted
-        c.partialCounted = bytes
+        partialBytes += bytes - c.inbox.partialCounted
+        c.inbox.partialCounted = bytes
         return bytes > 0 && partialBytes > limit
     }
 
@@ -114,18 +118,18 @@ final class Sessions {
 
     /// Closes the connections marked this turn; closing one (its presence
     /// leaving, its groups closing) may mark others, closed here too.
-    func closeMarked() {
+    func closeThoseMarked() {
         while !marked.isEmpty {
             let list = marked
             marked = []
-            for c in list { c.closeMarked() }
+            for c in list { c.closeNowTheTurnIsOver() }
         }
     }
 
-    func closeHardLater(_ stream: TCPStream, at deadline: UInt64) { closing.append((stream, deadline)) }
+    func resetLater(_ stream: TCPStream, at deadline: UInt64) { closing.append((stream, deadline)) }
 
     /// Closes hard the streams whose peer did not close them after `bye` in time.
-    func closeOverdue(now: UInt64) {
+    func resetOverdue(now: UInt64) {
         closing.removeAll { entry in
             guard now >= entry.deadline else { return false }
             entry.stream.reset()

@@ -84,8 +84,13 @@ public final class EventStore {
     /// The data keys of loaded documents, and the master key that unwraps them.
     public let keys: DocumentKeys
 
+    /// Who sends the writers' batches at the end of each loop turn: the store
+    /// itself (its own `BeforeSleep`), or its caller, which calls `sendBatches`
+    /// as one phase of its own end of turn (the server: `Server.endTurn`).
+    public enum EndOfTurn { case ownHook, byCaller }
+
     public init(loop: EventLoop, conninfo: String, writers: Int = 2, timeouts: PipelineConnection.Timeouts = .init(),
-                masterKey: MasterKey, logger: Logger) {
+                masterKey: MasterKey, logger: Logger, endOfTurn: EndOfTurn = .ownHook) {
         self.logger = logger
         keys = DocumentKeys(master: masterKey)
         clock = loop
@@ -98,9 +103,16 @@ public final class EventStore {
             c.prepare(LogRows.appendName, LogRows.appendSQL)
             return Writer(c)
         }
-        beforeSleep = BeforeSleep(loop: loop) { [unowned self] in
-            for w in self.writers { self.sendBatch(w) }
+        if endOfTurn == .ownHook {
+            beforeSleep = BeforeSleep(loop: loop) { [unowned self] in self.sendBatches() }
         }
+    }
+
+    /// Each writer sends what is queued for it (one batch statement each, up to
+    /// `maxBatchesInFlight`): at the end of a loop turn, so that every append
+    /// made during the turn joins one batch.
+    public func sendBatches() {
+        for w in writers { sendBatch(w) }
     }
 
     /// Runs each time every connection is ready (at start, and after any of them came back).

@@ -46,8 +46,8 @@ final class MailboxTests: XCTestCase {
         XCTAssertTrue(try bob.request("focus", [("doc", "d"), ("node", "note")]).isOK)
         _ = try alice.push("presence") { $0["user"] == "bob" && $0["node"] == "note" }
 
-        let connection = try XCTUnwrap((1...3).lazy.flatMap { s.server.sessions.connections(ofUser: $0) }.first { $0.user?.name == "bob" })
-        connection.closeSoon(reason: "slow", retry: true, message: "marked by the test")
+        let connection = try XCTUnwrap((1...3).lazy.flatMap { s.server.sessions.sessions(ofUser: $0) }.first { $0.user.name == "bob" }).connection
+        connection.closeAfterTurn(reason: "slow", retry: true, message: "marked by the test")
         XCTAssertFalse(connection.isClosed, "not closed in the middle of what marked it")
         XCTAssertEqual(s.document("d")?.presence[connection.id].node, "note", "its presence stays until the turn ends")
         XCTAssertTrue(try alice.request("submit", [("doc", "d"), ("tx", "a"), ("base", 1), ("ops", .array(OrderingTests.insert("note", "x")))]).isOK)

@@ -158,10 +158,10 @@ extension AccessControl {
     /// `r` fails (`not_found` without a role, `forbidden` with too little).
     /// When the roles are not known yet, the request's processing goes on
     /// until they are read (the connection's next frames wait for it).
-    func withRole(on doc: String, _ need: Need, for r: Request, _ c: Connection,
+    func withRole(on doc: String, _ need: Need, for r: Request, _ c: Session,
                   _ body: @escaping (Role) throws(RewindError) -> Void) throws(RewindError)
     {
-        let user = c.user!
+        let user = c.user
         if let a = cached(doc) {
             let role = a.role(of: user.id)
             // No role: the answer is `not_found`, as for a document that does not

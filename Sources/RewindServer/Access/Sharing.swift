@@ -23,7 +23,7 @@ final class SharingRequests {
     }
 
     /// `share {doc, user, role}` (the owner only: checked before it runs).
-    func share(_ r: Request, _ c: Connection) throws(RewindError) {
+    func share(_ r: Request, _ c: Session) throws(RewindError) {
         let doc = try r.string("doc", maxBytes: config.limits.maxNameBytes)
         let name = try r.string("user", maxBytes: 64)
         guard let v = r.body["role"] else { throw .badRequest("share: missing field `role` (\"editor\", \"viewer\" or null)") }
@@ -34,7 +34,7 @@ final class SharingRequests {
             }
             role = rl
         }
-        let by = c.user!.id
+        let by = c.user.id
         if let wait = unknownNameShares[by]?.wait(now: now) {
             throw RewindError(.rateLimited, "share: too many names that are no user; try again later",
                               details: ["retry_after_ms": .int(Int64(wait))])
@@ -55,9 +55,9 @@ final class SharingRequests {
     /// is committed first; then every terminal that has the document open,
     /// here and (through the `rewind_access` notice) on every instance, is
     /// told `closed` `deleted`.
-    func deleteDocument(_ r: Request, _ c: Connection) throws(RewindError) {
+    func deleteDocument(_ r: Request, _ c: Session) throws(RewindError) {
         let doc = try r.string("doc", maxBytes: config.limits.maxNameBytes)
-        store.deleteDocument(doc, owner: c.user!.id) { [unowned self] result in
+        store.deleteDocument(doc, owner: c.user.id) { [unowned self] result in
             switch result {
             case let .failure(e): c.fail(r, e)
             case .success(false): c.fail(r, .notFound("no document \"\(doc)\"", details: ["doc": .string(doc)]))
@@ -73,8 +73,8 @@ final class SharingRequests {
     /// whether a name is a user from `share`): logged, and limited per user
     /// (`shareProbeBurst`, refilled at `shareProbesPerMinute`), so that user
     /// names cannot be listed by trying a dictionary.
-    private func unknownNameShared(_ name: String, by c: Connection) {
-        guard let user = c.user else { return }
+    private func unknownNameShared(_ name: String, by c: Session) {
+        let user = c.user
         if unknownNameShares.count > 10_000 { unknownNameShares = unknownNameShares.filter { var b = $0.value; return !b.isFull(now: now) } }
         var bucket = unknownNameShares[user.id]
             ?? TokenBucket(rate: config.shareProbesPerMinute / 60, burst: config.shareProbeBurst, now: now)

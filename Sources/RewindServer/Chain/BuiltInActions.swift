@@ -5,7 +5,7 @@ import RewindLoop
 /// decided — an undo or redo, an edit, a copy, a selection — done here, and
 /// answered with `handled_by`.
 extension ChainRequests {
-    func carryOut(_ effect: ChainEffect, by: Responder, args: JSONObject, _ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func carryOut(_ effect: ChainEffect, by: Responder, args: JSONObject, _ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let handledBy: (String, JSON?) = ("handled_by", .string(by.id))
         switch effect {
         case let .revert(kind, scope):
@@ -14,7 +14,7 @@ extension ChainRequests {
         case let .edit(ops, action, selection, caretAfter):
             submitFromChain(r, c, d, by: by, args: args, ops: ops, action: action, selection: selection, caretAfter: caretAfter)
         case let .copy(text):
-            c.clipboard = text
+            clipboards[c.id] = text
             c.reply(Message.reply(r.id, [handledBy, ("text", .string(String(String.UnicodeScalarView(text))))]))
         case let .select(s):
             presence.set(d, c, Presence(node: s.node, selection: s))
@@ -25,13 +25,13 @@ extension ChainRequests {
     /// An edit made by a chain action: an ordinary submit (grouped, logged and
     /// undoable like any other), made against the state the handler looked at.
     /// The terminal did not type it, so the server moves its caret (`caretAfter`).
-    private func submitFromChain(_ r: Request, _ c: Connection, _ d: DocumentRuntime, by: Responder, args: JSONObject, ops: [Op],
+    private func submitFromChain(_ r: Request, _ c: Session, _ d: DocumentRuntime, by: Responder, args: JSONObject, ops: [Op],
                                  action: String, selection: Selection?, caretAfter: Selection?)
     {
         let tx = args["tx"]?.stringValue ?? "chain-" + UUID.random()
         // Inside the terminal's open group the edit joins it and keeps the group's name.
         let submission = self.documentRequests.submission(c, doc: d.id, tx: tx, base: d.current.version, ops: ops,
-                                         action: c.groups[d.id] == nil ? action : nil, selection: selection)
+                                         action: documentRequests.openGroups[d.id, c.id] == nil ? action : nil, selection: selection)
         d.run(.init(command: .submit(submission), replies: [c.committing { result in
             switch result {
             case let .success(.version(v)):

@@ -11,6 +11,8 @@ final class ChainRequests {
     let undo: UndoRequests
     let documentRequests: DocumentRequests
     let presence: PresenceRelay
+    /// Per terminal (`Session.id`): its pasteboard (`copy` / `paste`), dropped when it disconnects (`left`).
+    var clipboards: [Int: [Unicode.Scalar]] = [:]
 
     init(limits: Limits, access: AccessControl, undo: UndoRequests, documentRequests: DocumentRequests, presence: PresenceRelay) {
         self.limits = limits
@@ -20,18 +22,21 @@ final class ChainRequests {
         self.presence = presence
     }
 
+    /// `c` disconnected: its pasteboard goes.
+    func left(_ c: Session) { clipboards[c.id] = nil }
+
     /// `perform {doc, action, target?, args?}`: the action, from the target or the first responder up the chain.
-    func perform(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func perform(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let action = try r.string("action", maxBytes: 64)
         let target = try r.optionalString("target", maxBytes: limits.maxNameBytes)
         try perform(action, target: target, r, c, d)
     }
 
     /// `gesture {doc, gesture}`: the action bound to the gesture at hello, from the first responder.
-    func gesture(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func gesture(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let gesture = try r.string("gesture", maxBytes: 64)
-        guard let action = c.gestures[gesture] else {
-            throw .notFound("gesture: no action is bound to \"\(gesture)\"", details: ["gestures": .array(c.gestures.keys.sorted().map { .string($0) })])
+        guard let action = c.options.gestures[gesture] else {
+            throw .notFound("gesture: no action is bound to \"\(gesture)\"", details: ["gestures": .array(c.options.gestures.keys.sorted().map { .string($0) })])
         }
         try perform(action, target: nil, r, c, d)
     }
@@ -43,9 +48,9 @@ final class ChainRequests {
     }
 
     /// What the chain's handlers look at, for `c` in `d`.
-    private func chainState(_ c: Connection, _ d: DocumentRuntime, args: JSONObject) -> ChainState {
-        ChainState(document: d.current.document, presence: d.presence[c.id], history: d.history, user: c.user!.id,
-                   clipboard: c.clipboard, pasteText: args["text"]?.stringValue.map { Array($0.unicodeScalars) }, locale: c.locale)
+    private func chainState(_ c: Session, _ d: DocumentRuntime, args: JSONObject) -> ChainState {
+        ChainState(document: d.current.document, presence: d.presence[c.id], history: d.history, user: c.user.id,
+                   clipboard: clipboards[c.id] ?? [], pasteText: args["text"]?.stringValue.map { Array($0.unicodeScalars) }, locale: c.locale)
     }
 
     /// Where the walk starts: the explicit target, else the first responder (else the document).
@@ -59,7 +64,7 @@ final class ChainRequests {
         return Responder.chain(from: state.presence.node.map { .node($0) }, in: state.document)
     }
 
-    private func perform(_ action: String, target: String?, _ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    private func perform(_ action: String, target: String?, _ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let args = try args(r)
         let state = chainState(c, d, args: args)
         let chain = try chain(target: target, state)
@@ -82,7 +87,7 @@ final class ChainRequests {
     }
 
     /// The editing menu: for each action, enabled now?, its title, and who would handle it.
-    func validate(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func validate(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         guard let list = r.body["actions"]?.arrayValue, list.count <= 64 else {
             throw .badRequest("validate: `actions` must be a list of at most 64 action names")
         }

@@ -16,7 +16,7 @@ struct FocusRequests {
         return n
     }
 
-    func focus(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func focus(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let n = try focusableNode(r, d)
         var p = d.presence[c.id]
         if p.node != n.id { p.selection = nil }
@@ -25,13 +25,13 @@ struct FocusRequests {
         c.reply(Message.reply(r.id, [("node", .string(n.id.string)), ("scope", d.undoScope(of: c).map { .string($0.string) } ?? .null)]))
     }
 
-    func blur(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func blur(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         presence.set(d, c, Presence())
         c.reply(Message.reply(r.id))
     }
 
     /// `select` moves the selection and makes its node the first responder.
-    func select(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func select(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let start = try r.int("start")
         let end = try r.optionalInt("end") ?? start
         let n = try focusableNode(r, d)
@@ -43,7 +43,7 @@ struct FocusRequests {
         c.reply(Message.reply(r.id, [("selection", s.json)]))
     }
 
-    func hitTest(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func hitTest(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         guard let x = r.body["x"]?.doubleValue, let y = r.body["y"]?.doubleValue, x.isFinite, y.isFinite else {
             throw .badRequest("hit_test: `x` and `y` must be numbers")
         }

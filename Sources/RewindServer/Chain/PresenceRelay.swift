@@ -18,14 +18,14 @@ final class PresenceRelay {
 
     /// Records `c`'s presence; if it changed, the other terminals are told,
     /// and `c` gets its new `prompt_state` (focus picks the undo scope).
-    func set(_ d: DocumentRuntime, _ c: Connection, _ p: Presence) {
+    func set(_ d: DocumentRuntime, _ c: Session, _ p: Presence) {
         // A request that waited may act after its terminal left: no presence for a terminal not here.
         guard !c.isClosed, d.subscribers[c.id] === c else { return }
         announce(d.presence.set(c.id, p), in: d)
     }
 
     /// A terminal leaving the document (close, disconnect, idle) leaves no ghost behind.
-    func leave(_ d: DocumentRuntime, _ c: Connection) {
+    func leave(_ d: DocumentRuntime, _ c: Session) {
         announce(d.presence.leave(c.id), in: d)
     }
 
@@ -36,7 +36,7 @@ final class PresenceRelay {
         let hadMoved = !d.presence.moved.isEmpty
         let effects = d.presence.after(event, madeBy: { id in
             guard let c = d.subscribers[id] else { return false }
-            return c.user?.id == event.userID && c.clientID == event.client
+            return c.user.id == event.userID && c.client == event.client
         }, current: d.current.document, committed: d.committed.document)
         if !hadMoved && !d.presence.moved.isEmpty { movedDocs.append(d) }
         announce(effects, in: d)
@@ -47,7 +47,7 @@ final class PresenceRelay {
         guard !movedDocs.isEmpty else { return }
         let docs = movedDocs
         movedDocs = []
-        // (A terminal found slow here is closed after this, by `closeMarked`: the sets do not change meanwhile.)
+        // (A terminal found slow here is closed after this, at the end of the turn (`EndOfTurnPhase.closeAfterTurn`): the sets do not change meanwhile.)
         for d in docs { announce(d.presence.endOfTurn(), in: d) }
     }
 
@@ -58,7 +58,8 @@ final class PresenceRelay {
             case let .announce(id, p):
                 guard let c = d.subscribers[id] else { continue }
                 cluster.share(d, c, p)
-                guard let user = c.user, let client = c.clientID, d.subscribers.count > 1 else { continue }
+                guard d.subscribers.count > 1 else { continue }
+                let user = c.user, client = c.client
                 let bytes = SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client)))
                 for other in d.subscribers.values where other !== c { other.push(bytes) }
             case let .promptStateMayChange(id):
@@ -72,9 +73,10 @@ final class PresenceRelay {
     }
 
     /// On open: who else is here and where.
-    func pushOthers(_ d: DocumentRuntime, to c: Connection) {
+    func pushOthers(_ d: DocumentRuntime, to c: Session) {
         for (id, p) in d.presence.positions where id != c.id {
-            guard let other = d.subscribers[id], let user = other.user, let client = other.clientID else { continue }
+            guard let other = d.subscribers[id] else { continue }
+            let user = other.user, client = other.client
             c.push(SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client))))
         }
         for r in d.presence.remote.values {

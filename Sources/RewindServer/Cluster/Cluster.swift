@@ -53,7 +53,6 @@ final class Cluster {
     /// Presence notices waiting for the end of the loop turn, latest per terminal.
     private var outbox: [String: String] = [:]
     private var outboxOrder: [String] = []
-    private var flusher: BeforeSleep?
     let sweepEvery: UInt64 = 10_000
     private var lastSweep: UInt64 = 0
     /// Another instance is alive (as of the last liveness read, or it spoke
@@ -73,15 +72,7 @@ final class Cluster {
         self.existing = existing
     }
 
-    func start() {
-        flusher = BeforeSleep(loop: loop) { [unowned self] in self.flush() }
-    }
-
-    func stop() {
-        flush()
-        flusher?.close()
-        flusher = nil
-    }
+    func stop() { flush() }
 
     // MARK: Notices in
 
@@ -165,8 +156,8 @@ final class Cluster {
     // MARK: Notices out
 
     /// `c`'s presence in `d` changed (or went): tell the other instances.
-    func share(_ d: DocumentRuntime, _ c: Connection, _ p: Presence) {
-        guard let user = c.user, let client = c.clientID else { return }
+    func share(_ d: DocumentRuntime, _ c: Session, _ p: Presence) {
+        let user = c.user, client = c.client
         let body = JSON.obj([("i", .int(Int64(instance))), ("doc", .string(d.id)), ("t", .int(Int64(c.id))), ("user", .string(user.name)),
                              ("client", .string(client)), ("node", p.node.map { .string($0.string) } ?? .null), ("selection", p.selection?.json)])
         enqueue(key: "\(d.id)\u{1F}\(c.id)", JSONWriter.string(body))
@@ -195,7 +186,8 @@ final class Cluster {
         if outbox.updateValue(payload, forKey: key) == nil { outboxOrder.append(key) }
     }
 
-    private func flush() {
+    /// Presence notices waiting go out (a phase of the loop turn's end: `EndOfTurnPhase.clusterNotices`).
+    func flush() {
         guard !outboxOrder.isEmpty else { return }
         let payloads = outboxOrder.compactMap { outbox[$0] }
         outbox = [:]

@@ -14,6 +14,8 @@ final class PromptStates {
     /// by document, with a set of users made for it each turn, cost ~1,500
     /// instructions a commit.
     private var due: [DocumentRuntime] = []
+    /// Per terminal (`Session.id`) and document: the last `prompt_state` pushed, to push only changes.
+    private var pushed: [Int: [String: UndoPromptState]] = [:]
 
     init(prompts: PromptCenter, access: AccessControl, documents: Documents) {
         self.prompts = prompts
@@ -21,20 +23,27 @@ final class PromptStates {
         self.documents = documents
     }
 
-    func state(_ d: DocumentRuntime, for c: Connection) -> UndoPromptState {
-        UndoPromptState(history: d.committedHistory, user: c.user!.id, scope: d.undoScope(of: c), canEdit: access.mayEdit(d, c),
+    func state(_ d: DocumentRuntime, for c: Session) -> UndoPromptState {
+        UndoPromptState(history: d.committedHistory, user: c.user.id, scope: d.undoScope(of: c), canEdit: access.mayEdit(d, c),
                         presented: prompts.presented(c, doc: d.id))
     }
 
     /// Pushes `prompt_state` to `c` if it changed since the last push (or always, when `force`).
-    func push(_ d: DocumentRuntime, to c: Connection, force: Bool = false) {
+    func push(_ d: DocumentRuntime, to c: Session, force: Bool = false) {
         push(state(d, for: c), of: d, to: c, force: force)
     }
 
-    private func push(_ state: UndoPromptState, of d: DocumentRuntime, to c: Connection, force: Bool) {
-        guard force || c.promptStates[d.id] != state else { return }
-        c.promptStates[d.id] = state
+    private func push(_ state: UndoPromptState, of d: DocumentRuntime, to c: Session, force: Bool) {
+        guard force || pushed[c.id]?[d.id] != state else { return }
+        pushed[c.id, default: [:]][d.id] = state
         c.push(SharedBytes(Message.line(state.json(doc: d.id, locale: c.locale))))
+    }
+
+    /// `c` left `doc` (nil: every document; it disconnected): what was pushed there is forgotten.
+    func left(_ c: Session, doc: String?) {
+        guard let doc else { pushed[c.id] = nil; return }
+        pushed[c.id]?[doc] = nil
+        if pushed[c.id]?.isEmpty == true { pushed[c.id] = nil }
     }
 
     /// An edit committed: the user's prompt state is checked once at the end
@@ -77,7 +86,7 @@ final class PromptStates {
         // users have one terminal here: no list made for them).
         var first: (inputs: Inputs, state: UndoPromptState)?
         var more: [(inputs: Inputs, state: UndoPromptState)] = []
-        for c in d.subscribers.values where c.user?.id == user {
+        for c in d.subscribers.values where c.user.id == user {
             if canEdit == nil { canEdit = access.mayEdit(d, c) }
             let inputs = Inputs(scope: d.undoScope(of: c), presented: prompts.presented(c, doc: d.id))
             let state: UndoPromptState
@@ -103,15 +112,14 @@ final class PromptStates {
 extension DocumentRuntime {
     /// The undo scope a terminal works in without an explicit `scope`: the
     /// nearest `undoScope` node around its first responder, else the document's.
-    func undoScope(of c: Connection) -> Key? {
+    func undoScope(of c: Session) -> Key? {
         current.document.undoScope(around: presence[c.id].node)
     }
 }
 
 extension AccessControl {
     /// Whether `c` may edit `d` now (prompt state, `validate`, chain actions).
-    func mayEdit(_ d: DocumentRuntime, _ c: Connection) -> Bool {
-        guard let user = c.user else { return false }
-        return lastKnownRole(d.id, user.id)?.allows(.edit) ?? false
+    func mayEdit(_ d: DocumentRuntime, _ c: Session) -> Bool {
+        lastKnownRole(d.id, c.user.id)?.allows(.edit) ?? false
     }
 }

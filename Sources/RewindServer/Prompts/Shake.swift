@@ -10,10 +10,10 @@ struct ShakeRequests {
     let undo: UndoRequests
     let documentRequests: DocumentRequests
 
-    func motion(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func motion(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let motion = try r.string("motion", maxBytes: 32)
         guard motion == "shake" else { throw .badRequest("motion: unknown motion \"\(motion)\" (known: shake)") }
-        guard c.shakeToEdit else {
+        guard c.options.shakeToEdit else {
             return c.reply(Message.reply(r.id, [("prompt", .null), ("reason", "shake_to_edit is off for this terminal")]))
         }
         // (Runs in the document's order, before the connection's next request:
@@ -26,7 +26,7 @@ struct ShakeRequests {
             return c.reply(Message.reply(r.id, [("prompt", .null), ("reason", "a viewer cannot undo or redo")]))
         }
         let scope = d.undoScope(of: c)
-        let user = c.user!.id
+        let user = c.user.id
         let top = d.history.topUndo(user: user, scope: scope), redo = d.history.topRedo(user: user, scope: scope)
         let tops = UndoPrompts.Tops(undo: top.map { (group: $0.key.id, action: $0.action) },
                                     redo: redo.map { (group: $0.key.id, action: $0.action) })

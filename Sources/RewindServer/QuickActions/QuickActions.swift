@@ -24,7 +24,7 @@ final class QuickActions {
 
     private struct Listed {
         var items: [ShortcutItem]
-        var terminals: [Int: Connection]
+        var terminals: [Int: Session]
         /// Reads of this user's list under way; an answer older than the newest is dropped.
         var reads = 0
     }
@@ -34,7 +34,6 @@ final class QuickActions {
     /// document looks at those users only, not at everyone connected.
     private var listedBy: [String: Set<Int64>] = [:]
     private var stale: Set<Int64> = []
-    private var flusher: BeforeSleep?
 
     init(store: EventStore, loop: EventLoop, logger: Logger, staticItems: [ShortcutItem]) {
         self.store = store
@@ -43,27 +42,19 @@ final class QuickActions {
         self.staticItems = staticItems
     }
 
-    func start() {
-        flusher = BeforeSleep(loop: loop) { [unowned self] in self.refreshStale() }
-    }
-
-    func stop() {
-        flusher?.close()
-        flusher = nil
-    }
-
     /// `c` said hello: `done` gets its user's list, read now (one indexed
     /// query): a list kept for the user's other terminals may not have heard
     /// the newest notices yet.
-    func join(_ c: Connection, _ done: @escaping ([ShortcutItem]) -> Void) {
-        let user = c.user!.id
+    func join(_ c: Session, _ done: @escaping ([ShortcutItem]) -> Void) {
+        let user = c.user.id
         if users[user] == nil { users[user] = Listed(items: Shortcuts.list(static: staticItems, recent: []), terminals: [:]) }
         users[user]!.terminals[c.id] = c
         read(user, answering: c) { [self] read in done(read ?? self.items(of: user)) }
     }
 
-    func left(_ c: Connection) {
-        guard let user = c.user?.id, users[user] != nil else { return }
+    func left(_ c: Session) {
+        let user = c.user.id
+        guard users[user] != nil else { return }
         users[user]!.terminals[c.id] = nil
         if users[user]!.terminals.isEmpty {
             index(user, from: users[user]!.items, to: [])
@@ -108,7 +99,8 @@ final class QuickActions {
 
     // MARK: Reading and pushing
 
-    private func refreshStale() {
+    /// Lists marked stale are read again (a phase of the loop turn's end: `EndOfTurnPhase.quickActions`).
+    func refreshStale() {
         guard !stale.isEmpty else { return }
         let users = stale
         stale = []
@@ -118,7 +110,7 @@ final class QuickActions {
     /// Reads `user`'s list; `then` gets what this read found (nil: it failed).
     /// Only the newest read updates the kept list, and pushes when it changed
     /// (not to `joining`, whose hello reply carries it).
-    private func read(_ user: Int64, answering joining: Connection? = nil, then: @escaping ([ShortcutItem]?) -> Void = { _ in }) {
+    private func read(_ user: Int64, answering joining: Session? = nil, then: @escaping ([ShortcutItem]?) -> Void = { _ in }) {
         users[user]!.reads += 1
         let ticket = users[user]!.reads
         store.recentDocuments(user: user, limit: Shortcuts.recentNeeded(static: staticItems)) { [self] result in
@@ -141,7 +133,7 @@ final class QuickActions {
     }
 
     /// `shortcuts` to `terminals`, each in its locale.
-    private func push(_ items: [ShortcutItem], to terminals: [Connection]) {
+    private func push(_ items: [ShortcutItem], to terminals: [Session]) {
         for c in terminals {
             c.push(SharedBytes(Message.push("shortcuts", [("items", .array(items.map { $0.json(locale: c.locale) }))])))
         }

@@ -22,13 +22,15 @@ struct LaunchShortcut {
 }
 
 /// `shortcut`, and the quick action an app was launched with (`hello`).
-struct ShortcutRequests {
+final class ShortcutRequests {
     let store: EventStore
-    /// `Server.dispatch`: an open_document shortcut runs as the `open` it stands for, by the same rule.
-    let dispatch: (Request, Connection) throws(RewindError) -> Void
+    /// `Server.dispatch`: an open_document shortcut runs as the `open` it stands for, by the same rule (set by `Server.wire`).
+    var dispatch: (Request, Session) throws(RewindError) -> Void = { _, _ throws(RewindError) in }
+
+    init(store: EventStore) { self.store = store }
 
     /// `shortcut {shortcut: {type, info}}`: a quick action chosen on the home screen.
-    func shortcut(_ r: Request, _ c: Connection) throws(RewindError) {
+    func shortcut(_ r: Request, _ c: Session) throws(RewindError) {
         guard let v = r.body["shortcut"] else { throw .badRequest("shortcut: missing field `shortcut` ({type, info})") }
         run(try LaunchShortcut(v), answering: r, c)
     }
@@ -36,7 +38,7 @@ struct ShortcutRequests {
     /// Runs a quick action as the request `r` (a `shortcut`, or the `hello`
     /// the app was launched with, whose id the result answers, tagged
     /// `"shortcut": true`).
-    func run(_ s: LaunchShortcut, answering r: Request, _ c: Connection) {
+    func run(_ s: LaunchShortcut, answering r: Request, _ c: Session) {
         var answer = r
         if r.type == "hello" { answer.replyTag = [("shortcut", .bool(true))] }
         do throws(RewindError) {
@@ -57,7 +59,7 @@ struct ShortcutRequests {
     }
 
     /// `new_document`: a document with a fresh id, owned by the caller → `{doc, version: 0}`.
-    private func newDocument(title: JSON?, answering r: Request, _ c: Connection) throws(RewindError) {
+    private func newDocument(title: JSON?, answering r: Request, _ c: Session) throws(RewindError) {
         var name: String?
         if let t = title, !t.isNull {
             guard let s = t.stringValue, s.utf8.count <= 1024 else { throw .badRequest("shortcut: `info.title` must be a string of at most 1024 bytes") }
@@ -65,7 +67,7 @@ struct ShortcutRequests {
         }
         let doc = "doc-" + UUID.random()
         let processing = c.processingGoesOn()  // the terminal's next request may be about the new document
-        store.createDocument(doc, title: name, owner: c.user!.id) { result in
+        store.createDocument(doc, title: name, owner: c.user.id) { result in
             defer { processing.end() }
             switch result {
             case let .failure(e): c.fail(r, e)

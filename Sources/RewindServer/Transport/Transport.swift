@@ -29,6 +29,13 @@ protocol Transport: AnyObject {
     func takeOwnOutput() -> [SharedBytes]
     /// The peer said it is done (a WebSocket close frame): end the connection once what is queued is written.
     var peerClosed: Bool { get }
+    /// Nothing more is read: the peer closed, or broke the protocol (`peerClosed` says which).
+    var readEnded: Bool { get }
+    /// Frames arrived that carried no request (a pong): activity for the idle timer. Taken once.
+    func takeHeardSomething() -> Bool
+    /// A silent peer is asked to show it is alive (a WebSocket ping; a browser
+    /// page cannot send one itself). NDJSON has no such frame: its clients ping.
+    func keepAlive()
 }
 
 /// NDJSON over TCP: a message is its own bytes on the wire.
@@ -56,4 +63,7 @@ final class LineTransport: Transport {
     func closing(reason: String) -> [SharedBytes] { [] }
     func takeOwnOutput() -> [SharedBytes] { [] }
     var peerClosed: Bool { false }
+    var readEnded: Bool { false }
+    func takeHeardSomething() -> Bool { false }
+    func keepAlive() {}
 }

@@ -48,7 +48,7 @@ final class WebSocketTransport: Transport {
     /// A ping sent and not answered yet (the server's keepalive).
     private(set) var pingOutstanding = false
     /// Set when a pong (or any frame) arrived: the connection counts it as activity.
-    var heardSomething = false
+    private var heardSomething = false
     /// A protocol error wslay closes without a status code (a frame it cannot
     /// read: a control frame over 125 bytes or fragmented; a close payload of
     /// one byte): this server closes with 1002 itself, and wslay sends nothing more.
@@ -217,8 +217,13 @@ final class WebSocketTransport: Transport {
         return own
     }
 
+    func takeHeardSomething() -> Bool {
+        defer { heardSomething = false }
+        return heardSomething
+    }
+
     /// A ping to a peer that has been silent (a browser cannot send one itself).
-    func ping() {
+    func keepAlive() {
         guard !pingOutstanding, !over else { return }
         pingOutstanding = true
         let ctx = wslay

@@ -10,34 +10,34 @@ import RewindLoop
 extension Connection {
     /// Bytes read, handed on by mode.
     func take(_ data: UnsafeRawBufferPointer) {
-        switch mode {
+        switch wire.mode {
         case .lines, .webSocket:
-            transport.received(data)
-            if mode == .webSocket { webSocketRead() }
+            wire.transport.received(data)
+            transportRead()
             pump()
         case .detecting:
-            head.append(contentsOf: data)
-            if let refusal { return refuse(refusal, http: HTTPRequest.startsRequest(head)) }
-            switch HTTPRequest.startsRequest(head) {
+            wire.head.append(contentsOf: data)
+            if let refusal { return refuse(refusal, http: HTTPRequest.startsRequest(wire.head)) }
+            switch HTTPRequest.startsRequest(wire.head) {
             case nil: return  // too few bytes to tell
             case false?:
-                mode = .lines
-                let first = head
-                head = []
-                first.withUnsafeBytes { transport.received($0) }
+                wire.mode = .lines
+                let first = wire.head
+                wire.head = []
+                first.withUnsafeBytes { wire.transport.received($0) }
                 pump()
             case true?:
-                mode = .http
+                wire.mode = .http
                 httpHeadRead()
             }
         case .http:
-            head.append(contentsOf: data)
+            wire.head.append(contentsOf: data)
             httpHeadRead()
         }
     }
 
     private func httpHeadRead() {
-        switch HTTPRequest.parse(head) {
+        switch HTTPRequest.parse(wire.head) {
         case .needMore: return
         case let .refused(status, reason): respond(HTTPResponse(status, reason))
         case let .request(r, length):
@@ -48,8 +48,8 @@ extension Connection {
                 guard let file = settings.webFiles[path] else { return respond(HTTPResponse(404, "\(path) is not installed on this server")) }
                 respond(HTTPResponse(200, body: file.bytes, contentType: file.contentType))
             case let .upgrade(key):
-                let rest = Array(head[length...])
-                head = []
+                let rest = Array(wire.head[length...])
+                wire.head = []
                 upgrade(key: key, rest: rest)
             }
         }
@@ -59,54 +59,37 @@ extension Connection {
     private func upgrade(key: String, rest: [UInt8]) {
         let accept = Base64.encode(Array(Insecure.SHA1.hash(data: Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))))
         let response = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n"
-        output.append(SharedBytes(Array(response.utf8)))
-        outputBytes += response.utf8.count
-        mode = .webSocket
-        transport = WebSocketTransport(maxMessageBytes: settings.config.limits.maxFrameBytes)
+        out.queue.append(SharedBytes(Array(response.utf8)))
+        out.bytes += response.utf8.count
+        wire.mode = .webSocket
+        wire.transport = WebSocketTransport(maxMessageBytes: settings.config.limits.maxFrameBytes)
         lastHeard = host.now
         host.webSocketOpened(self)
         rest.withUnsafeBytes { take($0) }
         flush(budgeted: false)
     }
 
-    /// After a WebSocket read: its own frames (pongs, a close echo) go out;
-    /// a close from the peer, or a protocol error wslay closed it for, ends it.
-    private func webSocketRead() {
-        guard let ws = transport as? WebSocketTransport else { return }
-        if ws.heardSomething {
-            ws.heardSomething = false
-            lastHeard = host.now
-        }
+    /// After a read: the transport's own frames (a WebSocket's pongs, its
+    /// close echo) go out; a close from the peer, or a protocol error, ends it.
+    private func transportRead() {
+        if wire.transport.takeHeardSomething() { lastHeard = host.now }
         queueOwnFrames()
-        if ws.readEnded { endAfterWriting(reason: ws.peerClosed ? "closed by peer" : "WebSocket protocol error") }
+        if wire.transport.readEnded { close(afterWriting: wire.transport.peerClosed ? "closed by peer" : "protocol error") }
     }
 
     func queueOwnFrames() {
-        let own = transport.takeOwnOutput()
+        let own = wire.transport.takeOwnOutput()
         guard !own.isEmpty else { return }
         // Control frames go ahead of what waits behind a reply being streamed: they may come between its fragments.
-        for b in own { output.append(b); outputBytes += b.count }
+        for b in own { out.queue.append(b); out.bytes += b.count }
         markDirty()
     }
 
     /// A WebSocket silent for a third of the idle timeout is pinged (a browser page
     /// cannot send pings itself); its pong counts as activity (`webSocketRead`).
     func keepAlive() {
-        guard mode == .webSocket, let ws = transport as? WebSocketTransport else { return }
-        ws.ping()
+        wire.transport.keepAlive()
         queueOwnFrames()
-    }
-
-    /// Writes what is queued, then closes, without a `bye`: an HTTP exchange
-    /// done, or a WebSocket whose peer closed (its close echoed).
-    func endAfterWriting(reason: String) {
-        guard !isClosed else { return }
-        behind = []
-        flush(budgeted: false)
-        isClosed = true
-        stream.close()
-        host.connectionEnded(self, reason: reason)
-        host.closeHardLater(stream)
     }
 
     /// Refused at the door (`Connection.refusal`): nothing it sent is read;
@@ -115,18 +98,18 @@ extension Connection {
         switch http {
         case nil: return  // too few bytes to tell
         case true?:
-            head = []
+            wire.head = []
             respond(HTTPResponse(503, r.message + "; retry", extraHeaders: "Retry-After: 1\r\n"))
         case false?:
-            head = []
+            wire.head = []
             close(reason: r.reason, retry: true, message: r.message)
         }
     }
 
     private func respond(_ r: HTTPResponse) {
-        head = []
-        output.append(SharedBytes(r.bytes))
-        outputBytes += r.bytes.count
-        endAfterWriting(reason: "HTTP \(r.status)")
+        wire.head = []
+        out.queue.append(SharedBytes(r.bytes))
+        out.bytes += r.bytes.count
+        close(afterWriting: "HTTP \(r.status)")
     }
 }

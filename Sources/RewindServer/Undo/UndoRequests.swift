@@ -11,10 +11,13 @@ final class UndoRequests {
     private let presence: PresenceRelay
     private let prompts: PromptCenter
     private let metrics: ServerMetrics?
+    /// The group each terminal holds open per document.
+    private let groups: OpenGroups
 
     init(config: ServerConfig, documents: Documents, documentRequests: DocumentRequests, access: AccessControl,
-         presence: PresenceRelay, prompts: PromptCenter, metrics: ServerMetrics?)
+         presence: PresenceRelay, prompts: PromptCenter, metrics: ServerMetrics?, groups: OpenGroups)
     {
+        self.groups = groups
         self.config = config
         self.documents = documents
         self.documentRequests = documentRequests
@@ -27,7 +30,7 @@ final class UndoRequests {
     /// The history a request works on (handlers run once the requests before
     /// them have, so a `focus` sent just before counts): `scope` null is the document's, a node
     /// id that node's; without `scope`, the terminal's focus decides.
-    private func scope(_ r: Request, _ d: DocumentRuntime, _ c: Connection) throws(RewindError) -> Key? {
+    private func scope(_ r: Request, _ d: DocumentRuntime, _ c: Session) throws(RewindError) -> Key? {
         guard r.body["scope"] != nil else { return d.undoScope(of: c) }
         guard let s = try r.optionalString("scope", maxBytes: config.limits.maxNameBytes) else { return nil }
         let key = Key(s)
@@ -36,29 +39,29 @@ final class UndoRequests {
         return key
     }
 
-    func beginGroup(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func beginGroup(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let action = try r.optionalString("action", maxBytes: config.limits.maxNameBytes)
         let selection = try Selection.parse(r.body["selection"])
-        carryOut(try TerminalGroup.begin(&c.groups[d.id], id: UUID.random, action: action, selection: selection), r, c, d)
+        carryOut(try TerminalGroup.begin(&groups[d.id, c.id], id: UUID.random, action: action, selection: selection), r, c, d)
     }
 
-    func endGroup(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func endGroup(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let selection = try Selection.parse(r.body["selection"])
-        carryOut(try TerminalGroup.end(&c.groups[d.id], selection: selection), r, c, d)
+        carryOut(try TerminalGroup.end(&groups[d.id, c.id], selection: selection), r, c, d)
     }
 
-    func setAction(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func setAction(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let action = try r.string("action", maxBytes: config.limits.maxNameBytes)
-        carryOut(TerminalGroup.setAction(&c.groups[d.id], action), r, c, d)
+        carryOut(TerminalGroup.setAction(&groups[d.id, c.id], action), r, c, d)
     }
 
     /// What `TerminalGroup` decided, done: an answer, a close mark, or a rename of the newest group.
-    private func carryOut(_ effect: TerminalGroup.Effect, _ r: Request, _ c: Connection, _ d: DocumentRuntime) {
+    private func carryOut(_ effect: TerminalGroup.Effect, _ r: Request, _ c: Session, _ d: DocumentRuntime) {
         switch effect {
         case let .level(level):
             c.reply(Message.reply(r.id, [("level", .int(Int64(level)))]))
         case let .close(g, selectionAfter):
-            let mark = DocumentRuntime.MarkRequest(kind: .close, userID: c.user!.id, client: c.clientID!, group: g.id,
+            let mark = DocumentRuntime.MarkRequest(kind: .close, userID: c.user.id, client: c.client, group: g.id,
                                                    action: g.action, selection: selectionAfter)
             d.run(.init(command: .mark(mark), replies: [{ result in
                 switch result {
@@ -71,11 +74,11 @@ final class UndoRequests {
         }
     }
 
-    private func renameNewestGroup(_ r: Request, _ c: Connection, _ d: DocumentRuntime, action: String) throws(RewindError) {
-        let user = c.user!
+    private func renameNewestGroup(_ r: Request, _ c: Session, _ d: DocumentRuntime, action: String) throws(RewindError) {
+        let user = c.user
         let scope = try scope(r, d, c)
         guard let top = d.history.topUndo(user: user.id, scope: scope) else { throw .notFound("set_action: no group to name") }
-        let mark = DocumentRuntime.MarkRequest(kind: .rename, userID: user.id, client: c.clientID!, group: top.key.id,
+        let mark = DocumentRuntime.MarkRequest(kind: .rename, userID: user.id, client: c.client, group: top.key.id,
                                                scope: scope, action: action)
         d.run(.init(command: .mark(mark), replies: [{ result in
             switch result {
@@ -85,7 +88,7 @@ final class UndoRequests {
         }]))
     }
 
-    func revert(_ r: Request, _ c: Connection, _ d: DocumentRuntime, kind: EventKind) throws(RewindError) {
+    func revert(_ r: Request, _ c: Session, _ d: DocumentRuntime, kind: EventKind) throws(RewindError) {
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
         let policy = try conflictPolicy(r)
         // The scope (focus decides without one) as it is once the requests before this one ran.
@@ -114,8 +117,8 @@ final class UndoRequests {
     /// answered prompt — answering `r` with `extra` fields added. A conflict
     /// under `prompt` presents "Undo X changes what NAME did since" to `c`
     /// and answers `{prompt: id}`.
-    func runRevert(_ r: Request, _ c: Connection, _ d: DocumentRuntime, _ o: RevertOptions, extra: [(String, JSON?)] = []) {
-        let user = c.user!
+    func runRevert(_ r: Request, _ c: Session, _ d: DocumentRuntime, _ o: RevertOptions, extra: [(String, JSON?)] = []) {
+        let user = c.user
         // Reached from requests checked on arrival, and from prompts answered later: the role may have changed since.
         guard access.mayEdit(d, c) else {
             return c.fail(r, RewindError(.forbidden, "\(o.kind.rawValue): a viewer of \"\(d.id)\" cannot undo or redo",
@@ -123,10 +126,10 @@ final class UndoRequests {
         }
         // Undo with a group open on this terminal closes it first (NSUndoManager).
         var closing: [DocumentRuntime.GroupClose] = []
-        if let g = c.groups.removeValue(forKey: d.id) {
-            closing.append(.init(group: g.id, userID: user.id, client: c.clientID!, action: g.action, selection: nil))
+        if let g = groups.remove(doc: d.id, terminal: c.id) {
+            closing.append(.init(group: g.id, userID: user.id, client: c.client, action: g.action, selection: nil))
         }
-        var request = DocumentLedger.RevertRequest(kind: o.kind, userID: user.id, userName: user.name, client: c.clientID!,
+        var request = DocumentLedger.RevertRequest(kind: o.kind, userID: user.id, userName: user.name, client: c.client,
                                                    scope: o.scope, policy: o.policy, tx: o.tx, eventID: UUID.random(),
                                                    time: wallClockMillis())
         request.expectedGroup = o.expectedGroup
@@ -166,7 +169,7 @@ final class UndoRequests {
 
     /// "Undo Move changes what alice did since": Undo Anyway runs it with
     /// `force` (if that group is still on top), Cancel drops it.
-    private func presentConflict(_ r: Request, _ c: Connection, _ d: DocumentRuntime, _ o: RevertOptions, group: String,
+    private func presentConflict(_ r: Request, _ c: Session, _ d: DocumentRuntime, _ o: RevertOptions, group: String,
                                  action: String?, conflicts: JSON, extra: [(String, JSON?)])
     {
         var names: [String] = []
@@ -191,9 +194,9 @@ final class UndoRequests {
         }
     }
 
-    func clearHistory(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
+    func clearHistory(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
-        let mark = DocumentRuntime.MarkRequest(kind: .clear, userID: c.user!.id, client: c.clientID!, scope: try scope(r, d, c), tx: tx)
+        let mark = DocumentRuntime.MarkRequest(kind: .clear, userID: c.user.id, client: c.client, scope: try scope(r, d, c), tx: tx)
         d.run(.init(command: .mark(mark), replies: [{ result in
             switch result {
             case .success: c.reply(Message.reply(r.id))
@@ -202,8 +205,8 @@ final class UndoRequests {
         }]))
     }
 
-    func history(_ r: Request, _ c: Connection, _ d: DocumentRuntime) throws(RewindError) {
-        let user = c.user!.id
+    func history(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
+        let user = c.user.id
         let scope = try scope(r, d, c)
         // As undo sees it: with what this terminal sent before, committed or not (docs/protocol.md, "Ordering").
         let h = d.history
@@ -216,14 +219,14 @@ final class UndoRequests {
         }
         c.reply(Message.reply(r.id, [
             ("doc", .string(d.id)), ("scope", scope.map { .string($0.string) } ?? .null),
-            ("undo", list(s.undo)), ("redo", list(s.redo)), ("level", .int(Int64(c.groups[d.id]?.level ?? 0))),
+            ("undo", list(s.undo)), ("redo", list(s.redo)), ("level", .int(Int64(groups[d.id, c.id]?.level ?? 0))),
         ]))
     }
 
     /// Closes the explicit group `c` holds open on `doc`, if it has one (close, disconnect).
-    func closeTerminalGroup(_ c: Connection, doc: String) {
-        guard let g = c.groups.removeValue(forKey: doc), let d = documents[doc] else { return }
-        let mark = DocumentRuntime.MarkRequest(kind: .close, userID: c.user!.id, client: c.clientID!, group: g.id, action: g.action)
+    func closeTerminalGroup(_ c: Session, doc: String) {
+        guard let g = groups.remove(doc: doc, terminal: c.id), let d = documents[doc] else { return }
+        let mark = DocumentRuntime.MarkRequest(kind: .close, userID: c.user.id, client: c.client, group: g.id, action: g.action)
         d.run(.init(command: .mark(mark), replies: []))
     }
 }

@@ -1,34 +1,9 @@
 import RewindCore
 import RewindStore
 
-/// Peek and pop (SPEC section 7, PROTOCOL.md "Quick actions and previews"):
-/// a read-only look at a document — at its head or an earlier version, whole
-/// or one subtree — that opens, subscribes and focuses nothing, with the
-/// actions the caller's role allows; `pop` commits to it (as `open`, then
-/// focus), `preview_action` runs one of its actions. Either ends the preview.
-/// With `scrub` (`Scrub.swift`), the requests that show a document as it was.
-final class PastStates {
-    let config: ServerConfig
-    let store: EventStore
-    let documents: Documents
-    let documentRequests: DocumentRequests
-    let access: AccessControl
-    let presence: PresenceRelay
-    let sharing: SharingRequests
-
-    init(config: ServerConfig, store: EventStore, documents: Documents, documentRequests: DocumentRequests, access: AccessControl,
-         presence: PresenceRelay, sharing: SharingRequests)
-    {
-        self.config = config
-        self.store = store
-        self.documents = documents
-        self.documentRequests = documentRequests
-        self.access = access
-        self.presence = presence
-        self.sharing = sharing
-    }
-
-    func peek(_ r: Request, _ c: Connection, role: Role) throws(RewindError) {
+/// Peek, pop and preview actions (`PastStates`).
+extension PastStates {
+    func peek(_ r: Request, _ c: Session, role: Role) throws(RewindError) {
         let doc = try documentRequests.documentID(r)
         let node = try r.optionalString("node", maxBytes: config.limits.maxNameBytes).map { Key($0) }
         let asked = try r.optionalInt("version")
@@ -57,7 +32,7 @@ final class PastStates {
                             return json
                         }
                         let actions = PreviewMenu.actions(role: role, version: version, head: head, locale: c.locale)
-                        let p = c.previews.add(doc: doc, node: node, version: version, actions: actions)
+                        let p = self.shelves[c.id, default: PreviewShelf()].add(doc: doc, node: node, version: version, actions: actions)
                         let fields: [(String, JSON?)] = [("preview", .string(p.id)), ("doc", .string(doc)), ("version", .int(version)),
                                                          ("head", .int(head)), ("node", node.map { .string($0.string) }),
                                                          ("actions", .array(actions.map(\.json)))]
@@ -72,13 +47,13 @@ final class PastStates {
 
     /// `pop {preview}` → as `open` of the head; then the peeked node (if it is
     /// still there and focusable) becomes the terminal's first responder.
-    func pop(_ r: Request, _ c: Connection) throws(RewindError) {
+    func pop(_ r: Request, _ c: Session) throws(RewindError) {
         let p = try preview(r, c)
-        c.previews.end(p.id)
+        shelves[c.id]?.end(p.id)
         try open(p, answering: r, c)
     }
 
-    private func open(_ p: Preview, answering r: Request, _ c: Connection) throws(RewindError) {
+    private func open(_ p: Preview, answering r: Request, _ c: Session) throws(RewindError) {
         var open = Request(id: r.id, type: "open", body: JSONObject([("doc", .string(p.doc))]))
         open.replyTag = r.replyTag
         try access.withRole(on: p.doc, .read, for: open, c) { [unowned self] _ throws(RewindError) in
@@ -90,7 +65,7 @@ final class PastStates {
     }
 
     /// `preview_action {preview, action, args?}` → the action's result.
-    func previewAction(_ r: Request, _ c: Connection) throws(RewindError) {
+    func previewAction(_ r: Request, _ c: Session) throws(RewindError) {
         let p = try preview(r, c)
         let id = try r.string("action", maxBytes: 64)
         guard let action = PreviewMenu.find(id, in: p.actions) else {
@@ -102,7 +77,7 @@ final class PastStates {
         if let a = r.body["args"], !a.isNull, a.objectValue == nil { throw .badRequest("preview_action: `args` must be an object") }
         switch action.id {
         case PreviewMenu.open:
-            c.previews.end(p.id)
+            shelves[c.id]?.end(p.id)
             try open(p, answering: r, c)
         case PreviewMenu.restore:
             let tx = try args["tx"].flatMap { v throws(RewindError) -> String? in
@@ -111,13 +86,13 @@ final class PastStates {
                 }
                 return s
             } ?? UUID.random()
-            c.previews.end(p.id)
+            shelves[c.id]?.end(p.id)
             try access.withRole(on: p.doc, .edit, for: r, c) { [unowned self] _ throws(RewindError) in self.restore(p, tx: tx, answering: r, c) }
         default:  // share_editor, share_viewer: as `share` (the owner only)
             guard let user = args["user"]?.stringValue, !user.isEmpty else {
                 throw .badRequest("preview_action: \(action.id) needs `args.user` (the name to share with)")
             }
-            c.previews.end(p.id)
+            shelves[c.id]?.end(p.id)
             let role = action.id == PreviewMenu.shareEditor ? Role.editor : .viewer
             let share = Request(id: r.id, type: "share", body: JSONObject([("doc", .string(p.doc)), ("user", .string(user)),
                                                                            ("role", .string(role.rawValue))]))
@@ -125,9 +100,9 @@ final class PastStates {
         }
     }
 
-    private func preview(_ r: Request, _ c: Connection) throws(RewindError) -> Preview {
+    private func preview(_ r: Request, _ c: Session) throws(RewindError) -> Preview {
         let id = try r.string("preview", maxBytes: 64)
-        guard let p = c.previews.find(id) else {
+        guard let p = shelves[c.id]?.find(id) else {
             throw .notFound("\(r.type): no preview \"\(id)\" on this connection (it ended, or expired: a connection holds the newest \(PreviewShelf.capacity))",
                             details: ["preview": .string(id)])
         }
@@ -136,7 +111,7 @@ final class PastStates {
 
     /// "Restore This Version": one `restore` event turning the head into the
     /// previewed version, as `scrub_commit` does.
-    private func restore(_ p: Preview, tx: String, answering r: Request, _ c: Connection) {
+    private func restore(_ p: Preview, tx: String, answering r: Request, _ c: Session) {
         let d = documents.runtime(p.doc)
         let processing = c.processingGoesOn()
         d.whenCurrent { [unowned self] error in

@@ -1,0 +1,79 @@
+import RewindCore
+import RewindLoop
+
+/// Closing a connection. Three verbs, one meaning each:
+/// - `close`: say why (`bye`; an HTTP status; `close(afterWriting:)` without
+///   a word), then close once that is written.
+/// - `closeAfterTurn`: the same, once this loop turn's work is done.
+/// - `reset`: end at once, writing nothing (the peer is gone); the server
+///   also resets streams whose peer did not close after `bye` in time
+///   (`Sessions.resetLater`).
+/// Each ends in `ConnectionHost.connectionEnded`, once.
+extension Connection {
+    /// Says `bye` and closes once it is written (a WebSocket: in a text
+    /// frame, then its close frame; an HTTP request still arriving: a status).
+    func close(reason: String, retry: Bool, message: String) {
+        guard !isClosed else { return }
+        if wire.mode == .http {
+            let status = reason == "handshake_timeout" ? 408 : reason == "rate_limited" ? 503 : 400
+            out.queue.append(SharedBytes(HTTPResponse(status, message).bytes))
+            return close(afterWriting: reason)
+        }
+        // What is queued behind a reply still streaming is dropped; end its line (its message) so the bye stands alone.
+        // (`behind` is empty or starts with a reply streaming: `flush` moves what is ahead of it to `output`.)
+        if !out.behind.isEmpty {
+            out.behind = []
+            if out.streamStarted { _ = wire.transport.frame(slice: SharedBytes([0x0A]), first: false, last: true, into: &out.queue) }
+        }
+        _ = wire.transport.frame(SharedBytes(Message.bye(reason: reason, retry: retry, message: message)), into: &out.queue)
+        out.queue += wire.transport.closing(reason: reason)
+        flush(budgeted: false)
+        isClosed = true
+        stream.close()
+        host.connectionEnded(self, reason: reason)
+        // A peer that stops reading would keep the shutdown (and its unsent
+        // bytes) pending forever: close hard after a grace period.
+        host.resetLater(stream)
+    }
+
+    /// Writes what is queued, then closes without a `bye`: an HTTP exchange
+    /// done, or a WebSocket whose peer closed (its close echoed).
+    func close(afterWriting reason: String) {
+        guard !isClosed else { return }
+        out.behind = []
+        flush(budgeted: false)
+        isClosed = true
+        stream.close()
+        host.connectionEnded(self, reason: reason)
+        host.resetLater(stream)
+    }
+
+    /// Marks the connection to be closed once the current loop turn's work is
+    /// done (Redis's "close as soon as possible"): a broadcast, a presence
+    /// flush or a sweep that finds it dead goes on over a stable set of
+    /// connections, and its groups, prompts and presence go away afterwards,
+    /// in one place (`Server.connectionEnded`, from the end of the turn: `EndOfTurnPhase.closeAfterTurn`). Meanwhile it takes no more pushes
+    /// and no more frames.
+    func closeAfterTurn(reason: String, retry: Bool, message: String) {
+        guard !isClosed, closingAfterTurn == nil else { return }
+        closingAfterTurn = (reason, retry, message)
+        host.closeAfterTurn(self)
+    }
+
+    /// `closeAfterTurn`'s second half, run at the end of the loop turn (`Sessions.closeThoseMarked`).
+    func closeNowTheTurnIsOver() {
+        guard let m = closingAfterTurn else { return }
+        // Nobody reads a `bye` on a connection whose writes fail: it ends as a disconnect.
+        if stream.writeFailed { return host.connectionEnded(self, reason: m.message) }
+        close(reason: m.reason, retry: m.retry, message: m.message)
+    }
+
+    /// Ends at once, without a word and without writing what is queued (the peer is gone).
+    func reset() {
+        guard !isClosed else { return }
+        isClosed = true
+        out.queue = []
+        out.behind = []
+        stream.close(now: true)
+    }
+}
