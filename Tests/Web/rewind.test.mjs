@@ -1,8 +1,10 @@
-// node --test Tests/Web/: rewind.js without a browser — the document model,
-// the local copy, and the client's reconnect logic against a scripted socket.
+// node --test Tests/Web/: rewind.js, the entry point apps import, without a
+// browser — the document model, the local copy, and the client's reconnect logic
+// against a scripted socket. Each module has its own file too (doc.test.mjs, …).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Doc, LocalDocument, RewindClient, transform } from "../../web/rewind.js";
+import { scriptedSockets, wait } from "./fake-socket.mjs";
 
 const create = (node, text = "", parent = "root") => ({ op: "create", node, parent, kind: "text", frame: [0, 0, 9, 9], text });
 
@@ -48,25 +50,6 @@ test("edits wait behind the submit in flight and move through others' events", (
   assert.ok(l.isSettled);
 });
 
-/** A socket the test scripts: it answers requests with `reply(type, fields)`. */
-function scriptedSockets(reply) {
-  const sockets = [];
-  class FakeSocket {
-    constructor(url) { this.url = url; this.readyState = 0; this.sent = []; sockets.push(this); setTimeout(() => { this.readyState = 1; this.onopen?.(); }, 0); }
-    send(text) {
-      const m = JSON.parse(text);
-      this.sent.push(m);
-      const answer = reply(m, this);
-      if (answer) setTimeout(() => this.onmessage?.({ data: JSON.stringify({ re: m.id, ok: true, ...answer }) }), 0);
-    }
-    push(m) { this.onmessage?.({ data: JSON.stringify(m) }); }
-    drop() { this.readyState = 3; this.onclose?.({ code: 1006 }); }
-    close() { this.drop(); }
-  }
-  return { FakeSocket, sockets };
-}
-
-const wait = (ms) => new Promise((r) => setTimeout(r, ms));
 
 test("after a reconnect, the submit in flight is sent again with the same tx, after catching up", async () => {
   let committed = false;
@@ -100,4 +83,45 @@ test("after a reconnect, the submit in flight is sent again with the same tx, af
   assert.ok(r.settled);
   assert.equal(r.document.confirmed.text("t"), "hi!");
   r.stop();
+});
+
+test("rewind.js exports what it always did, the modules' own", async () => {
+  const entry = await import("../../web/rewind.js");
+  assert.deepEqual(Object.keys(entry).sort(), ["Doc", "LocalDocument", "RewindClient", "connect", "pair", "scalars", "transform", "wsURL"]);
+  assert.equal(entry.Doc, (await import("../../web/doc.js")).Doc);
+  assert.equal(entry.transform, (await import("../../web/transform.js")).transform);
+  assert.equal(entry.RewindClient, (await import("../../web/client.js")).RewindClient);
+});
+
+test("connect(): the smallest API, over RewindClient — requests, pushes by name and \"*\", the close", async () => {
+  const { connect } = await import("../../web/rewind.js");
+  const { FakeSocket, sockets } = scriptedSockets((m) => (m.type === "ping" ? {} : null));
+  const c = await connect("ws://x/ws", { WebSocketImpl: FakeSocket });
+  assert.equal(c.socket, sockets[0]);
+  assert.equal(sockets[0].sent.length, 0, "nothing sent by itself: the caller says hello");
+  assert.ok((await c.request("ping")).ok);
+  const failing = c.request("hello", { user: "x" });
+  sockets[0].push({ re: 2, ok: false, error: { code: "unauthorized", message: "who?" } });
+  await assert.rejects(failing, (e) => e.code === "unauthorized" && e.message === "who?");
+  const heard = [];
+  const off = c.on("presence", (m) => heard.push("presence:" + m.client));
+  c.on("*", (m) => heard.push("*:" + m.push));
+  sockets[0].push({ push: "presence", doc: "d", client: "b" });
+  off();
+  sockets[0].push({ push: "presence", doc: "d", client: "b" });
+  assert.deepEqual(heard, ["presence:b", "*:presence", "*:presence"], "by name, then \"*\"");
+  let closed = null;
+  c.on("close", (e) => { closed = e; });
+  const waiting = c.request("slow");
+  c.close();
+  await assert.rejects(waiting, (e) => e.code === "closed" && e.close === 1006 && e.message === "connection closed");
+  assert.equal(closed.code, 1006);
+  await wait(300);
+  assert.equal(sockets.length, 1, "no reconnecting");
+});
+
+test("connect(): a socket that cannot open rejects", async () => {
+  const { connect } = await import("../../web/rewind.js");
+  class Refused { constructor() { setTimeout(() => this.onerror?.(), 0); } }
+  await assert.rejects(connect("ws://nowhere/ws", { WebSocketImpl: Refused }), /cannot open ws:\/\/nowhere\/ws/);
 });

@@ -1,0 +1,228 @@
+// client.js — RewindClient: a session with the server for one document at a
+// time, over a Connection (connection.js: the socket, hello, the reply matcher,
+// reconnecting). Pushes are handled by one table, PUSH_HANDLERS, by name.
+
+import { Doc } from "./doc.js";
+import { LocalDocument } from "./local-document.js";
+import { Connection, wsURL } from "./connection.js";
+
+export { wsURL };
+
+const randomID = () => Math.random().toString(36).slice(2, 10) + Date.now().toString(36).slice(-4);
+
+/**
+ * What each push does to a client, by the push's name (every push also reaches
+ * "push" listeners first, as received; a push not named here only them).
+ */
+export const PUSH_HANDLERS = {
+  events(client, m) {
+    if (m.doc !== client.doc || !client.loaded || client.catchingUp) return;
+    for (const e of m.events) if (!client.applyEvent(e)) return client.reload();
+    client.emit("document");
+    client.pump();
+  },
+  presence(client, m) {
+    if (m.doc !== client.doc || m.client === client.client) return;
+    if (m.node == null) client.presence.delete(m.client); else client.presence.set(m.client, m);
+    client.emit("presence");
+  },
+  prompt(client, m) {
+    client.prompts = client.prompts.filter((p) => p.id !== m.prompt.id).concat([{ ...m.prompt, doc: m.doc }]);
+    client.emit("prompts");
+  },
+  dismiss(client, m) {
+    client.prompts = client.prompts.filter((p) => p.id !== m.prompt);
+    client.emit("prompts");
+  },
+  prompt_state(client, m) {
+    if (m.doc !== client.doc) return;
+    client.promptState = m;
+    client.emit("promptState");
+  },
+  shortcuts(client, m) {
+    client.shortcuts = m.items ?? [];
+    client.emit("shortcuts");
+  },
+  closed(client, m) {
+    if (m.doc !== client.doc) return;
+    client.lastError = Object.assign(new Error(m.reason === "deleted" ? "the document was deleted" : "access to the document was taken away"), { code: m.reason });
+    client.doc = null;
+    client.loaded = false;
+    client.emit("failed");
+    client.emit("document");
+  },
+  bye(client, m) {
+    client.lastError = Object.assign(new Error(m.message ?? m.reason), { code: m.reason });
+    if (m.retry === false) { client.stopped = true; client.setStatus("closed"); }
+    // the close follows; reconnecting (or not) happens there
+  },
+};
+
+/** The pushes PUSH_HANDLERS handles. */
+export const pushNames = Object.keys(PUSH_HANDLERS);
+
+/**
+ * A session with the server over a WebSocket, for one document at a time.
+ * Dispatches "change" events (`detail`: "status", "document", "presence",
+ * "prompts", "promptState", "shortcuts", "failed") and "push" events (`detail`:
+ * every push as received).
+ *
+ * status: "connecting" | "ready" | "reconnecting" | "offline" | "closed"
+ */
+export class RewindClient extends Connection {
+  constructor({ url = wsURL(), user, token, client = "web-" + randomID(), locale, WebSocketImpl = globalThis.WebSocket } = {}) {
+    super({ url, user, token, client, locale, WebSocketImpl });
+    this.doc = null;                 // the id of the open document
+    this.document = new LocalDocument();
+    this.presence = new Map();       // client → {user, client, node, selection}
+    this.prompts = [];               // presented prompts, newest last
+    this.promptState = null;
+    this.shortcuts = [];
+    this.sent = 0;                   // submits made (tx numbering)
+    this.catchingUp = false;
+    this.focused = null;
+  }
+
+  /** After each hello: the quick actions it lists, then the open document caught up (or, with none, ready). */
+  async afterHello(r) {
+    this.shortcuts = r.shortcuts ?? [];
+    this.emit("shortcuts");
+    if (this.doc) await this.reopen();
+    else this.setStatus("ready");
+  }
+
+  handlePush(m) {
+    this.dispatchEvent(new CustomEvent("push", { detail: m }));
+    if (Object.hasOwn(PUSH_HANDLERS, m.push)) PUSH_HANDLERS[m.push](this, m);
+  }
+
+  /** Opens `doc` (its state, then pushes); the previous document is closed. */
+  async open(doc) {
+    if (this.doc && this.doc !== doc) this.request("close", { doc: this.doc }).catch(() => {});
+    this.doc = doc;
+    this.loaded = false;
+    this.document = new LocalDocument();
+    this.presence.clear();
+    this.promptState = null;
+    this.focused = null;
+    await this.openFresh();
+  }
+
+  async openFresh() {
+    const r = await this.request("open", { doc: this.doc });
+    this.document.reset(Doc.fromState(r.state), r.version);
+    this.loaded = true;
+    this.setStatus("ready");
+    this.emit("document");
+    this.pump();
+    return r;
+  }
+
+  /** After a reconnect: what was missed, then what was in flight is sent again (same tx). */
+  async reopen() {
+    try {
+      if (!this.loaded) { await this.openFresh(); return; }
+      await this.catchUp();
+      if (this.document.inFlight) this.sendSubmit(this.document.inFlight);
+      if (this.focused && this.document.view.get(this.focused)) this.request("focus", { doc: this.doc, node: this.focused }).catch(() => {});
+      this.setStatus("ready");
+      this.emit("document");
+      this.pump();
+    } catch (e) {
+      this.lastError = e;
+      this.emit("failed");
+    }
+  }
+
+  async catchUp() {
+    this.catchingUp = true;
+    try {
+      for (;;) {
+        let r;
+        try { r = await this.request("open", { doc: this.doc, since: this.document.version }); } catch (e) {
+          if (e.code === "version") { this.catchingUp = false; return this.reload(); }
+          throw e;
+        }
+        for (const e of r.events ?? []) if (!this.applyEvent(e)) { this.catchingUp = false; return this.reload(); }
+        if (!r.more) break;
+      }
+    } finally {
+      this.catchingUp = false;
+    }
+  }
+
+  reload() {
+    if (!this.document.isSettled) {
+      this.lastError = Object.assign(new Error("the document was reloaded from the server; edits not yet committed were dropped"), { code: "conflict" });
+      this.emit("failed");
+    }
+    this.loaded = false;
+    return this.openFresh();
+  }
+
+  applyEvent(e) {
+    const result = this.document.apply({ version: e.version, ops: e.ops, tx: e.tx, own: e.user === this.user && e.client === this.client });
+    if (result === "gap" && !this.catchingUp) { this.catchUp().then(() => { this.emit("document"); this.pump(); }).catch(() => {}); }
+    return result !== "diverged";
+  }
+
+  /** A local edit: shown at once, committed in order (throws when it does not apply to what is shown). */
+  edit(ops, { newSegment = false } = {}) {
+    this.document.edit(ops, newSegment);
+    this.pump();   // on the wire before the page redraws
+    this.emit("document");
+  }
+
+  /** Sends the next submit if none is in flight and the connection is ready. */
+  pump() {
+    if (this.status !== "ready" || this.catchingUp || !this.loaded) return;
+    if (this.document.inFlight || this.document.buffered.length === 0) return;
+    const s = this.document.nextSubmit(`${this.client}-${++this.sent}`);
+    if (s) this.sendSubmit(s);
+  }
+
+  sendSubmit(s) {
+    const fields = { doc: this.doc, tx: s.tx, base: s.base, ops: s.ops };
+    this.request("submit", fields).then(() => this.pump()).catch((e) => {
+      if (e.code === "unavailable") return;   // sent again after the reconnect
+      if (this.document.inFlight?.tx === s.tx) { this.document.dropPending(); this.emit("document"); }
+      this.lastError = e;
+      this.emit("failed");
+    });
+  }
+
+  /** Is everything shown committed? */
+  get settled() { return this.document.isSettled; }
+
+  /** Resolves once every edit shown is committed (at once when none waits). */
+  settle() {
+    if (this.document.isSettled) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => { if (this.document.isSettled) { this.removeEventListener("change", check); resolve(); } };
+      this.addEventListener("change", check);
+    });
+  }
+
+  // Requests about the history wait for the edits before them: edits are sent one
+  // submit at a time, so an undo sent at once would overtake typing not yet sent.
+  async undo(fields = {}) { await this.settle(); return this.request("undo", { doc: this.doc, ...fields }); }
+  async redo(fields = {}) { await this.settle(); return this.request("redo", { doc: this.doc, ...fields }); }
+  async shake() { await this.settle(); return this.request("motion", { doc: this.doc, motion: "shake" }); }
+  respond(prompt, action) { return this.request("respond", { prompt, action }); }
+  focus(node) { this.focused = node; return this.request("focus", { doc: this.doc, node }); }
+  blur() { this.focused = null; return this.request("blur", { doc: this.doc }); }
+  select(node, start, end = start) {
+    this.document.selection = { node, start, end };
+    this.focused = node;
+    return this.request("select", { doc: this.doc, node, start, end });
+  }
+  peek(doc, fields = {}) { return this.request("peek", { doc, ...fields }); }
+  pop(preview) { return this.request("pop", { preview }); }
+  async scrub(progress) { await this.settle(); return this.request("scrub", { doc: this.doc, progress }); }
+  scrubCommit() { return this.request("scrub_commit", { doc: this.doc }); }
+  scrubCancel() { return this.request("scrub_cancel", { doc: this.doc }); }
+  createDocument(fields = {}) { return this.request("create_doc", fields); }
+  /** Deletes a document you own (`delete_doc`); terminals on it get `closed` `deleted`. */
+  deleteDocument(doc = this.doc) { return this.request("delete_doc", { doc }); }
+  shortcut(item) { return this.request("shortcut", { shortcut: { type: item.type, info: item.info ?? {} } }); }
+}

@@ -1,0 +1,29 @@
+// editor-status.js — what the client's "change" events redraw, and the
+// connection's state, always in view.
+
+import { $, page } from "./editor-page.js";
+import { renderShortcuts } from "./editor-start.js";
+import { render } from "./editor-document.js";
+import { renderPrompts } from "./editor-prompts.js";
+
+/** The status line: connected, reconnecting or offline, and whether edits wait to be sent (`pending`). */
+export function statusText(status, pending) {
+  const unsent = pending ? " — edits not yet sent are kept" : "";
+  return status === "ready" ? "connected" : status === "reconnecting" ? "reconnecting…" + unsent : status === "offline" ? "offline" + unsent : status;
+}
+
+/** The connection's state, always in view: connected, reconnecting or offline, and whether edits wait to be sent. */
+function renderStatus() {
+  const client = page.client;
+  $("status").className = client.status;
+  $("status").textContent = statusText(client.status, client.document.inFlight || client.document.buffered.length);
+}
+
+/** A "change" event of the client (`kind`: its detail): what it changed is drawn again. */
+export function changed(kind) {
+  if (kind === "status" || kind === "document") renderStatus();
+  if (kind === "shortcuts" && !$("start").classList.contains("hidden")) renderShortcuts();
+  if (kind === "document" || kind === "presence" || kind === "promptState") { if (!$("editor").classList.contains("hidden")) render(); }
+  if (kind === "prompts") renderPrompts();
+  if (kind === "failed" && page.client.lastError) $("error").textContent = page.client.lastError.message;
+}

@@ -1,0 +1,107 @@
+// local-document.js — this terminal's copy of a document: the server's state plus
+// the edits not yet committed (LocalDocument.swift).
+
+import { Doc } from "./doc.js";
+import { count, mapThroughRemove, transform } from "./transform.js";
+
+/**
+ * LocalDocument.swift: `confirmed` is the server's state at `version`; `view`
+ * adds what this terminal has pending. One submit in flight; edits made
+ * meanwhile wait in `buffered` (segments: each a future submit).
+ */
+export class LocalDocument {
+  constructor() {
+    this.confirmed = new Doc();
+    this.version = 0;
+    this.view = new Doc();
+    this.inFlight = null;   // {tx, base, ops (as sent), current (transformed since)}
+    this.buffered = [];
+    this.selection = null;  // {node, start, end} in view positions
+  }
+
+  get isSettled() { return !this.inFlight && this.buffered.length === 0; }
+
+  reset(doc, version) {
+    this.confirmed = doc;
+    this.version = version;
+    this.inFlight = null;
+    this.buffered = [];
+    this.view = doc.clone();
+    this.clampSelection();
+  }
+
+  /** A local edit, shown at once (throws, changing nothing, when it does not apply to the view). */
+  edit(ops, newSegment = false) {
+    this.view.applyAll(ops);
+    if (newSegment || this.buffered.length === 0) this.buffered.push([...ops]);
+    else this.buffered[this.buffered.length - 1].push(...ops);
+  }
+
+  /** The next submit, when none is in flight (null: nothing to send). */
+  nextSubmit(tx) {
+    if (this.inFlight || this.buffered.length === 0) return null;
+    const ops = this.buffered.shift();
+    if (ops.length === 0) return null;
+    this.inFlight = { tx, base: this.version, ops, current: ops };
+    return this.inFlight;
+  }
+
+  /** One committed event, in order: "applied" | "own" | "duplicate" | "gap" | "diverged". */
+  apply({ version, ops, tx, own }) {
+    if (version <= this.version) return "duplicate";
+    if (version !== this.version + 1) return "gap";
+    try { this.confirmed.applyAll(ops); } catch { return "diverged"; }
+    this.version = version;
+    if (this.inFlight && own && tx === this.inFlight.tx) {
+      this.inFlight = null;
+      this.rebuildView();
+      return "own";
+    }
+    let theirs = ops;
+    if (this.inFlight) [this.inFlight.current, theirs] = transform(this.inFlight.current, theirs);
+    for (let i = 0; i < this.buffered.length; i++) [this.buffered[i], theirs] = transform(this.buffered[i], theirs);
+    this.moveSelection(theirs);
+    this.rebuildView();
+    return "applied";
+  }
+
+  dropPending() {
+    this.inFlight = null;
+    this.buffered = [];
+    this.rebuildView();
+  }
+
+  rebuildView() {
+    const v = this.confirmed.clone();
+    for (const op of [...(this.inFlight?.current ?? []), ...this.buffered.flat()]) {
+      try { v.apply(op); } catch { /* someone else's change made it vanish: the server refuses it too */ }
+    }
+    this.view = v;
+    this.clampSelection();
+  }
+
+  moveSelection(ops) {
+    const s = this.selection;
+    if (!s) return;
+    for (const op of ops) {
+      if (op.node !== s.node) continue;
+      if (op.op === "insert") {
+        const n = count(op.text);
+        if (op.pos < s.start) s.start += n;
+        if (op.pos < s.end) s.end += n;
+      } else if (op.op === "remove") {
+        s.start = mapThroughRemove(s.start, op.pos, op.len);
+        s.end = mapThroughRemove(s.end, op.pos, op.len);
+      }
+    }
+  }
+
+  clampSelection() {
+    const s = this.selection;
+    if (!s) return;
+    const n = this.view.get(s.node);
+    if (!n) { this.selection = null; return; }
+    const len = n.text.length;
+    this.selection = { node: s.node, start: Math.min(s.start, len), end: Math.min(Math.max(s.end, s.start), len) };
+  }
+}
