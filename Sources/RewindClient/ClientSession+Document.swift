@@ -88,10 +88,12 @@ extension ClientSession {
         }
     }
 
-    func handlePush(_ kind: String, _ o: JSONObject) {
+    /// Every kind of `Push.Kind` (the server's registry) is handled here;
+    /// `shortcuts` carries nothing this client shows.
+    func handlePush(_ kind: Push.Kind, _ o: JSONObject) {
         let doc = o["doc"]?.stringValue
         switch kind {
-        case "events":
+        case .events:
             guard doc == options.doc, status == .ready, !catchingUp else { return }
             for e in o["events"]?.arrayValue ?? [] {
                 guard let e = e.objectValue else { continue }
@@ -99,28 +101,28 @@ extension ClientSession {
             }
             onChange?(.document)
             pump()
-        case "presence":
+        case .presence:
             guard doc == options.doc, let p = PeerPresence(o) else { return }
             if p.client == options.client { return }
             if p.node == nil { presence[p.client] = nil } else { presence[p.client] = p }
             onChange?(.presence)
-        case "prompt":
+        case .prompt:
             guard let p = o["prompt"]?.objectValue.flatMap({ PresentedPrompt($0, doc: doc) }) else { return }
             prompts.removeAll { $0.id == p.id }
             prompts.append(p)
             onChange?(.prompts)
-        case "dismiss":
+        case .dismiss:
             guard let id = o["prompt"]?.stringValue else { return }
             prompts.removeAll { $0.id == id }
             onChange?(.prompts)
-        case "prompt_state":
+        case .promptState:
             guard doc == options.doc else { return }
             promptState = PromptState(o)
             onChange?(.promptState)
-        case "closed":
+        case .closed:
             guard doc == options.doc else { return }
             fail(ClientError(code: "forbidden", message: o["message"]?.stringValue ?? "access to the document was taken away"))
-        case "bye":
+        case .bye:
             let reason = o["reason"]?.stringValue ?? "bye"
             let message = o["message"]?.stringValue ?? reason
             if o["retry"]?.boolValue == false {
@@ -128,7 +130,7 @@ extension ClientSession {
             } else {
                 disconnected(message)
             }
-        default:
+        case .shortcuts:
             break
         }
     }

@@ -129,8 +129,8 @@ public final class ClientSession {
             if o["shortcut"]?.boolValue == true { return }   // a launch shortcut's second reply: not ours
             guard let w = waiting.removeValue(forKey: re) else { return }
             w.done(o["ok"]?.boolValue == true ? .success(o) : .failure(ClientError(reply: o)))
-        } else if let kind = o["push"]?.stringValue {
-            handlePush(kind, o)
+        } else if let kind = o["push"]?.stringValue.flatMap(Push.Kind.init(rawValue:)) {
+            handlePush(kind, o)  // a kind this version does not know is ignored (PROTOCOL.md: clients ignore what they do not know)
         }
     }
 

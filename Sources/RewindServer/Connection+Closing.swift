@@ -25,7 +25,7 @@ extension Connection {
             out.behind = []
             if out.streamStarted { _ = wire.transport.frame(slice: SharedBytes([0x0A]), first: false, last: true, into: &out.queue) }
         }
-        _ = wire.transport.frame(SharedBytes(Message.bye(reason: reason, retry: retry, message: message)), into: &out.queue)
+        _ = wire.transport.frame(SharedBytes(Push.bye(reason: reason, retry: retry, message: message)), into: &out.queue)
         out.queue += wire.transport.closing(reason: reason)
         flush(budgeted: false)
         isClosed = true

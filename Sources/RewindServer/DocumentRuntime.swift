@@ -464,7 +464,7 @@ final class DocumentRuntime {
             }
             guard !subscribers.isEmpty else { return }
             // Encoded once; the same bytes go to every terminal.
-            let bytes = SharedBytes(Message.eventsPush(doc: id, [wire]))
+            let bytes = SharedBytes(Push.events(doc: id, [wire]))
             for c in subscribers.values { c.push(bytes) }
             onEffect(.committed(event))
         }

@@ -437,7 +437,7 @@ public final class Server {
     func documentHalted(_ d: DocumentRuntime) {
         for c in Array(d.subscribers.values) {
             leaveDocument(c, d.id)
-            c.push(SharedBytes(Message.push("closed", [("doc", .string(d.id)), ("reason", "internal")])))
+            c.push(SharedBytes(Push.closed(doc: d.id, reason: "internal")))
         }
         documents.unload(d)
     }
@@ -455,7 +455,7 @@ public final class Server {
         for c in Array(d.subscribers.values) {
             if a?.role(of: c.user.id) == nil {
                 leaveDocument(c, doc)
-                c.push(SharedBytes(Message.push("closed", [("doc", .string(doc)), ("reason", .string(reason))])))
+                c.push(SharedBytes(Push.closed(doc: doc, reason: reason)))
                 logger.info("access lost; document closed", metadata: ["conn": "\(c.label)", "doc": "\(doc)", "reason": "\(reason)"])
             } else {
                 promptStates.push(d, to: c)

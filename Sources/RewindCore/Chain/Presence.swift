@@ -40,10 +40,4 @@ public struct Presence: Sendable, Equatable {
         }
         return p
     }
-
-    /// The `presence` push (PROTOCOL.md).
-    public func push(doc: String, user: String, client: String) -> JSON {
-        .obj([("push", "presence"), ("doc", .string(doc)), ("user", .string(user)), ("client", .string(client)),
-              ("node", node.map { .string($0.string) } ?? .null), ("selection", selection?.json)])
-    }
 }

@@ -24,14 +24,4 @@ public struct UndoPromptState: Sendable, Equatable {
         (canUndo, undoAction, canRedo, redoAction) = tops ?? (false, nil, false, nil)
         self.presented = presented
     }
-
-    public func json(doc: String, locale: String) -> JSON {
-        .obj([
-            ("push", "prompt_state"), ("doc", .string(doc)), ("scope", scope.map { .string($0.string) } ?? .null),
-            ("can_undo", .bool(canUndo)), ("can_redo", .bool(canRedo)),
-            ("undo_title", .string(Titles.title(verb: "Undo", action: undoAction, locale: locale))),
-            ("redo_title", .string(Titles.title(verb: "Redo", action: redoAction, locale: locale))),
-            ("presented", .array(presented.map { .string($0) })),
-        ])
-    }
 }

@@ -173,35 +173,8 @@ public enum Message {
         return head
     }
 
-    /// An `events` push of one document, the events already encoded.
-    public static func eventsPush(doc: String, _ events: [[UInt8]]) -> [UInt8] {
-        var w = JSONWriter(capacity: 64 + events.reduce(0) { $0 + $1.count + 1 })
-        // Constant pieces as static strings: an `Array` of each was four allocations a commit.
-        w.write(raw: #"{"push":"events","doc":"# as StaticString)
-        w.write(string: doc)
-        w.write(raw: #","events":["# as StaticString)
-        for (i, e) in events.enumerated() {
-            if i > 0 { w.write(raw: "," as StaticString) }
-            w.write(raw: e)
-        }
-        w.write(raw: "]}\n" as StaticString)
-        return w.bytes
-    }
-
     public static func error(_ re: Int64?, _ e: RewindError, tag: [(String, JSON?)] = []) -> [UInt8] {
         line(.obj([("re", re.map { .int($0) }), ("ok", .bool(false))] + tag + [("error", e.json)]))
-    }
-
-    public static func push(_ kind: String, _ fields: [(String, JSON?)]) -> [UInt8] {
-        line(.obj([("push", .string(kind))] + fields))
-    }
-
-    public static func bye(reason: String, retry: Bool, message: String) -> [UInt8] {
-        push("bye", [("reason", .string(reason)), ("retry", .bool(retry)), ("message", .string(message))])
-    }
-
-    public static func events(doc: String, _ events: [Event]) -> [UInt8] {
-        push("events", [("doc", .string(doc)), ("events", .array(events.map(\.json)))])
     }
 
     public static func line(_ v: JSON) -> [UInt8] {

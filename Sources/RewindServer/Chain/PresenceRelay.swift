@@ -60,13 +60,13 @@ final class PresenceRelay {
                 cluster.share(d, c, p)
                 guard d.subscribers.count > 1 else { continue }
                 let user = c.user, client = c.client
-                let bytes = SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client)))
+                let bytes = SharedBytes(Push.presence(doc: d.id, user: user.name, client: client, p))
                 for other in d.subscribers.values where other !== c { other.push(bytes) }
             case let .promptStateMayChange(id):
                 if let c = d.subscribers[id] { promptStates.push(d, to: c) }
             case let .announceRemote(user, client, p):
                 guard !d.subscribers.isEmpty else { continue }
-                let bytes = SharedBytes(Message.line(p.push(doc: d.id, user: user, client: client)))
+                let bytes = SharedBytes(Push.presence(doc: d.id, user: user, client: client, p))
                 for c in d.subscribers.values { c.push(bytes) }
             }
         }
@@ -77,10 +77,10 @@ final class PresenceRelay {
         for (id, p) in d.presence.positions where id != c.id {
             guard let other = d.subscribers[id] else { continue }
             let user = other.user, client = other.client
-            c.push(SharedBytes(Message.line(p.push(doc: d.id, user: user.name, client: client))))
+            c.push(SharedBytes(Push.presence(doc: d.id, user: user.name, client: client, p)))
         }
         for r in d.presence.remote.values {
-            c.push(SharedBytes(Message.line(r.presence.push(doc: d.id, user: r.user, client: r.client))))
+            c.push(SharedBytes(Push.presence(doc: d.id, user: r.user, client: r.client, r.presence)))
         }
     }
 }

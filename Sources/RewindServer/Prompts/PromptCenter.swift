@@ -73,9 +73,9 @@ final class PromptCenter {
             switch effect {
             case let .show(id, t):
                 guard let c = sessions.session(t), let h = board.held[id] else { continue }
-                c.push(SharedBytes(Message.line(.obj([("push", "prompt"), ("doc", h.doc.map { .string($0) }), ("prompt", h.prompt.json)]))))
+                c.push(SharedBytes(Push.prompt(doc: h.doc, h.prompt)))
             case let .dismiss(id, t):
-                sessions.session(t)?.push(SharedBytes(Message.push("dismiss", [("prompt", .string(id))])))
+                sessions.session(t)?.push(SharedBytes(Push.dismiss(prompt: id)))
             case let .presentedChanged(t):
                 guard let c = sessions.session(t), !c.isClosed else { continue }
                 onPresentedChanged(c)

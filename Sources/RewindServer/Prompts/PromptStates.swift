@@ -36,7 +36,7 @@ final class PromptStates {
     private func push(_ state: UndoPromptState, of d: DocumentRuntime, to c: Session, force: Bool) {
         guard force || pushed[c.id]?[d.id] != state else { return }
         pushed[c.id, default: [:]][d.id] = state
-        c.push(SharedBytes(Message.line(state.json(doc: d.id, locale: c.locale))))
+        c.push(SharedBytes(Push.promptState(doc: d.id, state, locale: c.locale)))
     }
 
     /// `c` left `doc` (nil: every document; it disconnected): what was pushed there is forgotten.

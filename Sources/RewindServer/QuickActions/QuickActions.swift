@@ -135,7 +135,7 @@ final class QuickActions {
     /// `shortcuts` to `terminals`, each in its locale.
     private func push(_ items: [ShortcutItem], to terminals: [Session]) {
         for c in terminals {
-            c.push(SharedBytes(Message.push("shortcuts", [("items", .array(items.map { $0.json(locale: c.locale) }))])))
+            c.push(SharedBytes(Push.shortcuts(items.map { $0.json(locale: c.locale) })))
         }
     }
 }
