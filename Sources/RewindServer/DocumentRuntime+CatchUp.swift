@@ -219,7 +219,7 @@ extension DocumentRuntime {
             var left = closes.count
             for m in closes {
                 // Straight to `process`: `run` would queue behind the waiters.
-                self.process(Request(command: .mark(m), replies: [{ _ in
+                self.process(Job(command: .mark(m), replies: [{ _ in
                     left -= 1
                     if left == 0 { then() }
                 }]))

@@ -127,7 +127,7 @@ extension DocumentRuntime {
     /// (checked against the chain). Other terminals' commands go on
     /// meanwhile; the terminal that asked reads nothing more until it is
     /// answered (`Server.runRevert`), so its own requests keep their order.
-    func processWithOlderLog(_ request: Request) {
+    func processWithOlderLog(_ request: Job) {
         guard case let .revert(r, _) = request.command, let from = speculative.olderLogNeeded(for: r) else {
             return process(request)
         }

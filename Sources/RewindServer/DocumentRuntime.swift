@@ -55,7 +55,9 @@ final class DocumentRuntime {
 
     typealias Reply = (Result<CommandResult, RewindError>) -> Void
 
-    struct Request {
+    /// A command to run in the document's order, and who waits for its answer
+    /// (the wire's request is `Request`; a handler turns one into a job).
+    struct Job {
         var command: Command
         var replies: [Reply]
         var attempts = 0
@@ -70,7 +72,7 @@ final class DocumentRuntime {
         /// The entry's position in the log (read without copying the entry).
         let seq: Int64
         /// Set on the command's last entry: answered when that commits.
-        var request: Request?
+        var request: Job?
         var outcome: CommandResult
         /// The store's answer, when it came before those of the entries ahead
         /// of this one: kept until they are settled (`appendDone`).
@@ -179,7 +181,7 @@ final class DocumentRuntime {
 
     // MARK: Command → commit → broadcast → reply
 
-    func run(_ request: Request) {
+    func run(_ request: Job) {
         guard !halted else { return fail(request, Self.haltedError(id)) }
         // Most often ready with nothing queued: run without the closure (and the copy of the request it captures).
         if runsAtOnce { return processWithOlderLog(request) }
@@ -190,12 +192,12 @@ final class DocumentRuntime {
     }
 
     /// Answers `request` with `error` without running it.
-    func fail(_ request: Request, _ error: RewindError) {
+    func fail(_ request: Job, _ error: RewindError) {
         request.onProcessed?()
         request.replies.forEach { $0(.failure(error)) }
     }
 
-    func process(_ request: Request) {
+    func process(_ request: Job) {
         // Once it has run (the terminal's next request, released by this, must see its effect).
         defer { request.onProcessed?() }
         let after = speculative.headHash
@@ -258,7 +260,7 @@ final class DocumentRuntime {
 
     /// A command's entries in order, each after the one before; `request`
     /// goes with the last. Each is moved out of the list (a copy retained every string of it).
-    private func enqueue(_ entries: consuming [LogEntry], after: [UInt8], request: Request?, outcome: CommandResult) {
+    private func enqueue(_ entries: consuming [LogEntry], after: [UInt8], request: Job?, outcome: CommandResult) {
         let lookUp = !speculative.knowsAllTransactions && (lookUpEveryTransaction || request.map(Self.revertsByTx) ?? false)
         var prev = after
         entries.reverse()
@@ -282,7 +284,7 @@ final class DocumentRuntime {
     /// so a terminal repeating old transaction ids on purpose costs other
     /// documents one refused batch, not one per request. Decided from the
     /// command, not the entries: a busy document's submits pay nothing for it.
-    private static func revertsByTx(_ r: Request) -> Bool {
+    private static func revertsByTx(_ r: Job) -> Bool {
         if case let .revert(revert, _) = r.command { return revert.tx != nil }
         return false
     }
@@ -290,7 +292,7 @@ final class DocumentRuntime {
     /// A submit far behind the head on a ledger restored from a snapshot may
     /// be the retry of a transaction older than what the ledger keeps: the
     /// log answers for it.
-    private func lookUpOldTransaction(_ s: DocumentLedger.Submission, _ request: Request, otherwise error: RewindError) {
+    private func lookUpOldTransaction(_ s: DocumentLedger.Submission, _ request: Job, otherwise error: RewindError) {
         store.transaction(doc: id, user: s.userID, tx: s.tx) { result in
             switch result {
             case let .success(seen?) where seen.digest == self.committed.fingerprint(s):
@@ -307,7 +309,7 @@ final class DocumentRuntime {
 
     /// Hands a sealed entry to the store, which commits it only on top of
     /// the entry whose hash is `after` (what it was computed against).
-    private func enqueue(_ entry: consuming LogEntry, after: [UInt8], request: Request?, outcome: CommandResult, lookUp: Bool) {
+    private func enqueue(_ entry: consuming LogEntry, after: [UInt8], request: Job?, outcome: CommandResult, lookUp: Bool) {
         let generation = self.generation
         let seq = entry.seq
         let row = entry.row(doc: id)
@@ -418,7 +420,7 @@ final class DocumentRuntime {
     }
 
     /// `failure`: what waiters are answered (default: `haltedError`, internal).
-    private func halt(_ error: RewindError, with first: Request?, why: String = "a committed entry does not apply",
+    private func halt(_ error: RewindError, with first: Job?, why: String = "a committed entry does not apply",
                       failure: RewindError? = nil) {
         logger.error("document stopped: \(why)", metadata: ["doc": "\(id)", "error": "\(error)"])
         halted = true

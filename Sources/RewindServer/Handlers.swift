@@ -6,8 +6,9 @@ import RewindStore
 /// Frames → requests → their handlers: `handle` decodes and rate-limits,
 /// `dispatch` checks what `RequestTable` says a request needs and calls the
 /// handler, a method of the subsystem's request type (`DocumentRequests`,
-/// `UndoRequests`, `ChainRequests`, …). The two requests that change the
-/// connection itself, `hello` and `close`, are here.
+/// `UndoRequests`, `ChainRequests`, …), given the `Session` that `hello`
+/// made — the one request given only the connection. `hello` and `close`
+/// (which changes what the session has open) are here.
 extension Server {
     /// One frame of `c`, taken in order by `Connection.pump`.
     func handle(_ frame: FrameDecoder.Frame, from c: Connection) {

@@ -36,7 +36,7 @@ extension RequestType {
         .init(name: "submit", rule: .role(.edit) { s, r, c, _ throws(RewindError) in try s.documentRequests.submit(r, c) }),
         .init(name: "share", rule: .role(.share) { s, r, c, _ throws(RewindError) in try s.sharing.share(r, c) }),
         .init(name: "delete_doc", rule: .role(.own) { s, r, c, _ throws(RewindError) in try s.sharing.deleteDocument(r, c) }),
-        // Undo (UndoRequests.swift)
+        // Undo (Undo/UndoRequests.swift)
         .init(name: "begin_group", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.undo.beginGroup(r, c, d) }),
         .init(name: "end_group", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.undo.endGroup(r, c, d) }),
         .init(name: "set_action", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.undo.setAction(r, c, d) }),
@@ -56,7 +56,7 @@ extension RequestType {
         // Prompts (Prompts/): `respond` reaches its document through the prompt, whose handler checks the role again.
         .init(name: "respond", rule: .session { s, r, c throws(RewindError) in try s.prompts.respond(r, c) }),
         .init(name: "motion", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.shake.motion(r, c, d) }),
-        // Scrub (QuickActions/Scrub.swift)
+        // Scrub (QuickActions/PastStates+Scrub.swift)
         .init(name: "scrub", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.pastStates.scrub(r, c, d) }),
         .init(name: "scrub_commit", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.pastStates.scrubCommit(r, c, d) }),
         .init(name: "scrub_cancel", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.pastStates.scrubCancel(r, c, d) }),

@@ -8,9 +8,11 @@ import RewindStore
 /// protocol, and drives PostgreSQL through the store on the same loop.
 ///
 /// A `submit` travels: `Connection` (bytes → frames) → `Server.handle`
-/// (frames → requests, `Handlers.swift`) → `DocumentRequests.submit` →
-/// `DocumentRuntime.run` (core: rebase, apply, event) → `EventStore.append`
-/// (group commit) → `DocumentRuntime.appendDone` (broadcast, then reply).
+/// (frames → requests, with the `Session` its hello made: `Handlers.swift`) →
+/// `DocumentRequests.submit` → `DocumentRuntime.run` (core: rebase, apply,
+/// event) → `EventStore.append` (sent at the end of the loop turn:
+/// `EndOfTurn.swift`) → `DocumentRuntime.appendDone` (broadcast, then reply);
+/// docs/architecture.md walks it row by row.
 ///
 /// It wires collaborators that each own their state and are given, when
 /// made, the others they use (none reaches a sibling through the server):
@@ -65,7 +67,7 @@ public final class Server {
     let undo: UndoRequests
     /// `perform`, `gesture`, `validate`: the responder chain (`Chain/ChainRequests.swift`).
     let chain: ChainRequests
-    /// `motion` (shake to undo, `Prompts/Shake.swift`).
+    /// `motion` (shake to undo, `Prompts/ShakeRequests.swift`).
     let shake: ShakeRequests
     /// `scrub`, `peek`, `pop`, `preview_action`: documents as they were (`QuickActions/PastStates.swift`).
     let pastStates: PastStates
