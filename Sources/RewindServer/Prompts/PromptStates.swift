@@ -56,7 +56,7 @@ final class PromptStates {
         d.promptChecksDue.insert(user)
     }
 
-    /// Just before the loop sleeps (`Server.flushDirty`).
+    /// At the end of the loop turn (`EndOfTurnPhase.promptStates`).
     func checkDue() {
         guard !due.isEmpty else { return }
         var docs: [DocumentRuntime] = []

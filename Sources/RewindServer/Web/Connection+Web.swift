@@ -86,7 +86,7 @@ extension Connection {
     }
 
     /// A WebSocket silent for a third of the idle timeout is pinged (a browser page
-    /// cannot send pings itself); its pong counts as activity (`webSocketRead`).
+    /// cannot send pings itself); its pong counts as activity (`transportRead`).
     func keepAlive() {
         wire.transport.keepAlive()
         queueOwnFrames()
