@@ -16,7 +16,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // SHA-256 of the log's chain and SHA-1 of the WebSocket handshake (BoringSSL: the CPU's SHA extensions).
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // Identity from the app: signed tokens (JWT) verified by jwt-kit (HS256, ES256, EdDSA; JWKS).
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: [
         // C libraries enter through pkg-config; nothing else includes their headers.
@@ -59,6 +61,8 @@ let package = Package(
             // `--metrics`: swift-metrics handlers made by swift-prometheus's factory on a registry of the server's own.
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
+            // Signed tokens at hello (Identity/TokenVerifier.swift: the one place that sees jwt-kit).
+            .product(name: "JWTKit", package: "jwt-kit"),
         ]),
 
         .executableTarget(name: "rewind-server", dependencies: [
@@ -83,6 +87,10 @@ let package = Package(
             "RewindServer", "RewindCore", "RewindStore", "RewindLoop", "RewindTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "RewindIntegrationTests", dependencies: ["RewindCore", "RewindStore", "RewindLoop", "RewindClient", "RewindTestSupport"]),
+        .testTarget(name: "RewindIntegrationTests", dependencies: [
+            "RewindCore", "RewindStore", "RewindLoop", "RewindClient", "RewindTestSupport",
+            // Tokens minted as an app's backend would (SignedTokenTests).
+            .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
+        ]),
     ]
 )

@@ -21,6 +21,9 @@ GRANT SELECT, INSERT ON document_keys, master_key TO rewind_server;
 -- Quick actions: who edited which document last, kept by a trigger on `log`
 -- (schema/010) that runs as the role appending, and read at `hello`.
 GRANT SELECT, INSERT, UPDATE ON document_editors TO rewind_server;
+-- Identity from the app: a signed token's user is found, or made on first
+-- sight, only through this function (schema/018); the server never writes `users`.
+GRANT EXECUTE ON FUNCTION rewind_user_for_identity(text, text, text) TO rewind_server;
 -- Every table the server touches is granted above; DeployRoleTests runs the
 -- server as this role through every request type, so a table added without
 -- its grant fails a test rather than a deployment.

@@ -205,6 +205,42 @@ BEGIN
 END $$;
 
 
+--
+-- Name: rewind_user_for_identity(text, text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_user_for_identity(iss text, sub text, display text) RETURNS TABLE(id bigint, name text, display_name text, made boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public'
+    AS $$
+DECLARE
+    uid bigint;
+    handle text;
+    fresh boolean := false;
+BEGIN
+    SELECT i.user_id INTO uid FROM identities i WHERE i.issuer = iss AND i.subject = sub;
+    IF uid IS NULL THEN
+        uid := nextval(pg_get_serial_sequence('users', 'id'));
+        handle := sub;
+        IF octet_length(handle) > 64 OR EXISTS (SELECT 1 FROM users u WHERE u.name = handle) THEN
+            handle := convert_from(substring(convert_to(sub, 'UTF8') FROM 1 FOR 44), 'UTF8') || '~' || uid;
+        END IF;
+        INSERT INTO users (id, name, display_name) VALUES (uid, handle, display);
+        INSERT INTO identities (issuer, subject, user_id) VALUES (iss, sub, uid) ON CONFLICT (issuer, subject) DO NOTHING;
+        IF FOUND THEN
+            fresh := true;
+        ELSE
+            DELETE FROM users u WHERE u.id = uid;
+            SELECT i.user_id INTO uid FROM identities i WHERE i.issuer = iss AND i.subject = sub;
+        END IF;
+    ELSIF display IS NOT NULL THEN
+        UPDATE users u SET display_name = display WHERE u.id = uid AND u.display_name IS DISTINCT FROM display AND u.erased_at IS NULL;
+    END IF;
+    RETURN QUERY SELECT u.id, u.name, u.display_name, fresh FROM users u WHERE u.id = uid;
+END
+$$;
+
+
 
 
 --
@@ -329,6 +365,19 @@ CREATE VIEW public.events AS
 
 
 --
+-- Name: identities; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.identities (
+    issuer text NOT NULL,
+    subject text NOT NULL,
+    user_id bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT identities_subject_check CHECK (((subject <> ''::text) AND (octet_length(subject) <= 255)))
+);
+
+
+--
 -- Name: master_key; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -392,6 +441,8 @@ CREATE TABLE public.users (
     name text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     erased_at timestamp with time zone,
+    display_name text,
+    CONSTRAINT users_display_name_check CHECK (((display_name IS NULL) OR ((display_name <> ''::text) AND (octet_length(display_name) <= 64)))),
     CONSTRAINT users_name_check CHECK (((name <> ''::text) AND (octet_length(name) <= 64)))
 );
 
@@ -452,6 +503,22 @@ ALTER TABLE ONLY public.document_keys
 
 ALTER TABLE ONLY public.documents
     ADD CONSTRAINT documents_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: identities identities_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.identities
+    ADD CONSTRAINT identities_pkey PRIMARY KEY (issuer, subject);
+
+
+--
+-- Name: identities identities_user_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.identities
+    ADD CONSTRAINT identities_user_id_key UNIQUE (user_id);
 
 
 --
@@ -677,6 +744,14 @@ ALTER TABLE ONLY public.document_keys
 
 ALTER TABLE ONLY public.documents
     ADD CONSTRAINT documents_owner_fkey FOREIGN KEY (owner) REFERENCES public.users(id);
+
+
+--
+-- Name: identities identities_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.identities
+    ADD CONSTRAINT identities_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
 
 
 --

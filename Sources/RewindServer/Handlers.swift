@@ -84,8 +84,12 @@ extension Server {
 
     func hello(_ r: Request, _ c: Connection) throws(RewindError) {
         guard sessions.session(of: c) == nil else { throw .badRequest("hello was already said on this connection") }
-        let token = try r.string("token", maxBytes: 256)
-        let claimed = try r.optionalString("user", maxBytes: 64)
+        let token = try r.string("token", maxBytes: .max)  // (the frame limit bounds it)
+        let signed = TokenVerifier.looksSigned(token)
+        if token.utf8.count > (signed ? TokenVerifier.maxBytes : 256) {
+            throw RewindError(.tooLarge, "hello: `token` is longer than \(signed ? TokenVerifier.maxBytes : 256) bytes")
+        }
+        let claimed = try r.optionalString("user", maxBytes: 255)
         let client = try r.optionalString("client", maxBytes: config.limits.maxNameBytes) ?? "t-" + Accounts.newToken().prefix(12)
         let locale = try r.optionalString("locale", maxBytes: 64)
         let options = HelloOptions(shakeToEdit: try r.optionalBool("shake_to_edit") ?? true,
@@ -98,41 +102,76 @@ extension Server {
         let throttled = admission.helloRetryAfter(c)
         // Lines sent behind hello wait for it (and for its quick actions, and a launch shortcut's start).
         let processing = c.processingGoesOn()
+        func refuse(_ why: String, reason: TokenRefusal? = nil) {
+            admission.helloFailed(c, claimed: claimed, why: reason?.rawValue ?? why)
+            c.fail(r, RewindError(.unauthorized, why, details: reason.map { ["reason": .string($0.rawValue)] } ?? [:]))
+            guard let wait = throttled else { return }
+            c.close(reason: "rate_limited", retry: true,
+                    message: "too many failed hellos from \(c.address): one try per connection for about \(wait) ms more")
+        }
+        /// The token named `user`: the session begins.
+        func admit(_ user: (id: Int64, name: String), handle: String) {
+            guard admission.admitUser(c, user.id) else { return }
+            let s = Session(connection: c, user: user, client: client, helloAt: wallClockMillis(), locale: Titles.locale(locale), options: options)
+            c.label = "\(handle)/\(client)@\(c.peer)"
+            if let old = sessions.begin(s) {
+                old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\"")
+            }
+            cluster.tookOver(user: user.id, client: client, at: s.helloAt)  // and on the other instances
+            logger.debug("hello", metadata: ["conn": "\(c.label)"])
+            let joining = c.processingGoesOn()  // until its quick actions are known
+            quickActions.join(s) { [unowned self] items in
+                defer { joining.end() }
+                s.reply(Message.reply(r.id, [
+                    ("client", .string(client)), ("user", .string(handle)), ("server", .string(self.serverName)),
+                    ("protocol", 1), ("shortcuts", .array(items.map { $0.json(locale: s.locale) })),
+                ]))
+                if let launch { self.shortcuts.run(launch, answering: r, s) }
+            }
+        }
+        if signed, let verifier = tokens {
+            BackgroundWork.run(on: loop, { verifier.verify(token) }) { [unowned self] verified in
+                guard !c.isClosed else { return processing.end() }
+                let policy = self.config.tokenPolicy
+                let t: AppToken
+                switch verified {
+                case let .failure(reason): refuse("signed token refused: " + reason.message, reason: reason); return processing.end()
+                case let .success(v): t = v
+                }
+                if let reason = policy.refusal(of: t, now: Double(wallClockMillis() + Int64(self.clock.advance)) / 1000) {
+                    refuse("signed token refused: " + reason.message, reason: reason)
+                    return processing.end()
+                }
+                if let claimed, claimed != t.subject {
+                    refuse("`user` is not the token's `sub` (it may be left out)")
+                    return processing.end()
+                }
+                self.store.userForIdentity(issuer: t.issuer ?? "", subject: t.subject, displayName: t.name) { [unowned self] result in
+                    defer { processing.end() }
+                    guard !c.isClosed else { return }
+                    switch result {
+                    case let .failure(e): c.fail(r, e)
+                    case let .success(u):
+                        if u.made { self.logger.info("user made on first sight of a signed token", metadata: ["user": "\(u.name)", "iss": "\(t.issuer ?? "")"]) }
+                        admit((id: u.id, name: u.displayName ?? u.name), handle: u.name)
+                    }
+                }
+            }
+            return
+        }
         store.authenticate(token: token) { [unowned self] result in
             defer { processing.end() }
             guard !c.isClosed else { return }
-            func refuse(_ why: String) {
-                self.admission.helloFailed(c, claimed: claimed, why: why)
-                c.fail(r, RewindError(.unauthorized, why))
-                guard let wait = throttled else { return }
-                c.close(reason: "rate_limited", retry: true,
-                        message: "too many failed hellos from \(c.address): one try per connection for about \(wait) ms more")
-            }
             switch result {
             case let .failure(e): c.fail(r, e)
             case .success(nil):
-                refuse("unknown or revoked token")
+                refuse(signed ? "signed tokens are not configured on this server (--jwt-secret-file, --jwks-file)" : "unknown or revoked token")
             case let .success(user?):
                 if let claimed, !claimed.utf8.elementsEqual(user.name.utf8) {
                     return refuse("this token belongs to another user")
                 }
-                guard self.admission.admitUser(c, user.id) else { return }
-                let s = Session(connection: c, user: user, client: client, helloAt: wallClockMillis(), locale: Titles.locale(locale), options: options)
-                c.label = "\(user.name)/\(client)@\(c.peer)"
-                if let old = self.sessions.begin(s) {
-                    old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\"")
-                }
-                self.cluster.tookOver(user: user.id, client: client, at: s.helloAt)  // and on the other instances
-                self.logger.debug("hello", metadata: ["conn": "\(c.label)"])
-                let joining = c.processingGoesOn()  // until its quick actions are known
-                self.quickActions.join(s) { items in
-                    defer { joining.end() }
-                    s.reply(Message.reply(r.id, [
-                        ("client", .string(client)), ("user", .string(user.name)), ("server", .string(self.serverName)),
-                        ("protocol", 1), ("shortcuts", .array(items.map { $0.json(locale: s.locale) })),
-                    ]))
-                    if let launch { self.shortcuts.run(launch, answering: r, s) }
-                }
+                _ = self
+                admit(user, handle: user.name)
             }
         }
     }

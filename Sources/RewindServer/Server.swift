@@ -27,7 +27,7 @@ public final class Server {
     let logger: Logger
     let serverName = "rewind/0.1"
     /// Milliseconds by the loop's clock, which a test can move on (`advanceClock`).
-    private let clock: ServerClock
+    let clock: ServerClock
     /// The web editor's files (`GET /`, `GET /<module>.js`), read at start.
     let webFiles: WebFiles
     /// `--metrics`: what is counted (nil without it: nothing is).
@@ -77,6 +77,8 @@ public final class Server {
     let focusRequests: FocusRequests
     /// What every connection reads (`ConnectionHost.swift`).
     private let connectionSettings: ConnectionSettings
+    /// Signed tokens from the app (`Identity/TokenVerifier.swift`), when configured; made by `start`.
+    private(set) var tokens: TokenVerifier?
 
     private var listener: TCPListener?
     private var metricsEndpoint: MetricsEndpoint?
@@ -224,6 +226,12 @@ public final class Server {
     /// Everything `run` does before it runs the loop: a test steps the loop itself (`EventLoop.runOnce`).
     func start(onMetricsListening: ((Int) -> Void)? = nil, onListening: ((Int) -> Void)? = nil) throws {
         signal(SIGPIPE, SIG_IGN)
+        if config.tokenSecret != nil || config.tokenKeys != nil {
+            let verifier = try TokenVerifier(secret: config.tokenSecret, jwks: config.tokenKeys)
+            tokens = verifier
+            logger.info("signed tokens accepted", metadata: ["algorithms": "\(verifier.algorithms.sorted().joined(separator: ","))",
+                                                             "keys": "\(verifier.kids.count)"])
+        }
         if let address = config.metricsAddress {
             let health = HealthCheck(store: store, notifications: notifications, sessions: sessions, documents: documents, metrics: metrics,
                                      loop: loop, statementTimeoutMs: config.databaseTimeouts.statementMs,

@@ -105,5 +105,13 @@ public struct ServerConfig: Sendable {
     /// in plain text, to measure what sealing costs beside it in one run.
     public var sealsContent = true
 
+    /// Identity from the app (`--jwt-secret-file`, `--jwks-file`): the secret
+    /// file's text without its trailing newline, and a JWKS document. Neither:
+    /// only tokens of `rewind admin user` are taken.
+    public var tokenSecret: String?
+    public var tokenKeys: String?
+    /// What a signed token's claims must meet (`--jwt-issuer`, `--jwt-audience`, `--jwt-max-lifetime`, `--jwt-clock-skew`).
+    public var tokenPolicy = TokenPolicy()
+
     public init() {}
 }

@@ -54,7 +54,9 @@ public enum Erase {
             guard u[0, 1] == "f" else { throw RewindError.conflict("\(name) is already an erased user's pseudonym") }
             // Random, so it says nothing about the person; stored, so it is the same everywhere and every time.
             let pseudonym = "erased-" + DocumentCipher.newKeyID()
-            try db.query("UPDATE users SET name = $2, erased_at = now() WHERE id = $1", [id, pseudonym])
+            try db.query("UPDATE users SET name = $2, display_name = NULL, erased_at = now() WHERE id = $1", [id, pseudonym])
+            // A user of signed tokens is forgotten by its app too: its next token makes a new user.
+            try db.query("DELETE FROM identities WHERE user_id = $1", [id])
             let snapshots = try db.query("""
                 DELETE FROM snapshots WHERE doc IN (SELECT doc FROM document_editors WHERE user_id = $1) RETURNING 1
                 """, [id]).count

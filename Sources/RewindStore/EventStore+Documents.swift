@@ -73,4 +73,18 @@ extension EventStore {
             })
         }
     }
+
+    /// The user a signed token names — (`issuer`, `subject`) — made on first
+    /// sight, its display name updated to the token's (schema/018).
+    public func userForIdentity(issuer: String, subject: String, displayName: String?,
+                                _ done: @escaping (Result<(id: Int64, name: String, displayName: String?, made: Bool), RewindError>) -> Void) {
+        query(.init("SELECT id, name, display_name, made FROM rewind_user_for_identity($1, $2, $3)", [issuer, subject, displayName])) { result in
+            done(result.flatMap { rows in
+                guard rows.count == 1, let id = rows.int(0, 0), let name = rows[0, 1] else {
+                    return .failure(RewindError(.internal, "rewind_user_for_identity answered no user"))
+                }
+                return .success((id: id, name: name, displayName: rows[0, 2], made: rows[0, 3] == "t"))
+            })
+        }
+    }
 }

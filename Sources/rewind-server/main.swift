@@ -99,6 +99,24 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "The folder of the web editor's files (index.html, rewind.js), served at GET / and GET /rewind.js. Default: web/ of the checkout the server was built in (env REWIND_WEB_DIR).")
     var webDir: String?
 
+    @Option(help: "Identity from the app: accept JWTs signed HS256 with this shared secret at hello (the file's text without its trailing newline; env REWIND_JWT_SECRET_FILE). Never logged.")
+    var jwtSecretFile: String?
+
+    @Option(help: "Identity from the app: accept JWTs signed ES256 or EdDSA by the public keys of this JWKS file (RFC 7517), chosen by `kid` (env REWIND_JWKS_FILE).")
+    var jwksFile: String?
+
+    @Option(help: "A signed token's `iss` must be this (env REWIND_JWT_ISSUER). Without it any issuer is taken, and (iss, sub) still names one user.")
+    var jwtIssuer: String?
+
+    @Option(help: "A signed token's `aud` must name this (env REWIND_JWT_AUDIENCE).")
+    var jwtAudience: String?
+
+    @Option(help: "Seconds a signed token's `exp` may be ahead of now at most (env REWIND_JWT_MAX_LIFETIME; default 86400, one day).")
+    var jwtMaxLifetime: Int?
+
+    @Option(help: "Seconds of difference allowed between the app's clock and this server's for `exp`, `nbf` and `iat` (default 30).")
+    var jwtClockSkew: Int = 30
+
     @Option(help: .hidden)
     var faultUnappliableVersion: Int64?
 
@@ -182,6 +200,25 @@ struct RewindServerCommand: ParsableCommand {
         config.allowedOrigins = WebRoute.Origins(allowedOrigins)
         config.publicOrigins = WebRoute.publicOrigins(self.publicOrigin ?? env("REWIND_PUBLIC_ORIGIN"))
         config.webDirectory = webDir
+        do throws(RewindError) {
+            if let file = jwtSecretFile ?? env("REWIND_JWT_SECRET_FILE") {
+                guard var secret = readTextFile(file) else { throw RewindError(.notFound, "--jwt-secret-file: cannot read \(file)") }
+                if secret.hasSuffix("\r\n") { secret.removeLast(1) } else if secret.hasSuffix("\n") { secret.removeLast() }
+                guard !secret.isEmpty else { throw RewindError(.badRequest, "--jwt-secret-file: \(file) is empty") }
+                config.tokenSecret = secret
+            }
+            if let file = jwksFile ?? env("REWIND_JWKS_FILE") {
+                guard let text = readTextFile(file) else { throw RewindError(.notFound, "--jwks-file: cannot read \(file)") }
+                config.tokenKeys = text
+            }
+            config.tokenPolicy = TokenPolicy(issuer: jwtIssuer ?? env("REWIND_JWT_ISSUER"), audience: jwtAudience ?? env("REWIND_JWT_AUDIENCE"),
+                                             maxLifetime: Double(jwtMaxLifetime ?? env("REWIND_JWT_MAX_LIFETIME").flatMap { Int($0) } ?? 86_400),
+                                             skew: Double(jwtClockSkew))
+        } catch {
+            var message = Array("rewind-server: \(error.message)\n".utf8)
+            _ = message.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+            throw ExitCode(2)
+        }
         if let shortcuts {
             do throws(RewindError) {
                 guard let text = readTextFile(shortcuts) else { throw RewindError(.notFound, "cannot read \(shortcuts)") }
