@@ -69,6 +69,18 @@ final class SignedTokenTests: XCTestCase {
         }
     }
 
+    /// An HS256 token for `sub` (any test may mint one: DeployRoleTests).
+    static func hs256(sub: String, secret: String = SignedTokenTests.secret, lifetime: Double = 600) throws -> String {
+        let claims = Claims(sub: sub, exp: Date().timeIntervalSince1970 + lifetime, nbf: nil, iat: nil, iss: nil, aud: nil, name: nil)
+        let result: Result<String, Error> = runBlocking {
+            do {
+                let keys = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+                return .success(try await keys.sign(claims))
+            } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
     static func b64url(_ bytes: some DataProtocol) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
