@@ -51,6 +51,9 @@ export const PUSH_HANDLERS = {
     client.emit("failed");
     client.emit("document");
   },
+  token_expiring(client) {
+    client.refreshToken();
+  },
   bye(client, m) {
     client.lastError = Object.assign(new Error(m.message ?? m.reason), { code: m.reason });
     if (m.retry === false) { client.stopped = true; client.setStatus("closed"); }
@@ -70,8 +73,8 @@ export const pushNames = Object.keys(PUSH_HANDLERS);
  * status: "connecting" | "ready" | "reconnecting" | "offline" | "closed"
  */
 export class RewindClient extends Connection {
-  constructor({ url = wsURL(), user, token, client = "web-" + randomID(), locale, WebSocketImpl = globalThis.WebSocket } = {}) {
-    super({ url, user, token, client, locale, WebSocketImpl });
+  constructor({ url = wsURL(), user, token, getToken, client = "web-" + randomID(), locale, WebSocketImpl = globalThis.WebSocket } = {}) {
+    super({ url, user, token, getToken, client, locale, WebSocketImpl });
     this.doc = null;                 // the id of the open document
     this.document = new LocalDocument();
     this.presence = new Map();       // client → {user, client, node, selection}
@@ -161,7 +164,7 @@ export class RewindClient extends Connection {
   }
 
   applyEvent(e) {
-    const result = this.document.apply({ version: e.version, ops: e.ops, tx: e.tx, own: e.user === this.user && e.client === this.client });
+    const result = this.document.apply({ version: e.version, ops: e.ops, tx: e.tx, own: e.user === (this.shownAs ?? this.user) && e.client === this.client });
     if (result === "gap" && !this.catchingUp) { this.catchUp().then(() => { this.emit("document"); this.pump(); }).catch(() => {}); }
     return result !== "diverged";
   }

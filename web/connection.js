@@ -18,9 +18,10 @@ export function wsURL(location = globalThis.location) {
  * status: "connecting" | "ready" | "reconnecting" | "offline" | "closed"
  */
 export class Connection extends EventTarget {
-  constructor({ url = wsURL(), user, token, client, locale, WebSocketImpl = globalThis.WebSocket } = {}) {
+  // getToken: an app's signed token, fetched from its backend (async), at each hello and before the token expires.
+  constructor({ url = wsURL(), user, token, getToken, client, locale, WebSocketImpl = globalThis.WebSocket } = {}) {
     super();
-    Object.assign(this, { url, user, token, client, locale, WebSocketImpl });
+    Object.assign(this, { url, user, token, getToken, client, locale, WebSocketImpl });
     this.status = "offline";
     this.lastError = null;
     this.loaded = false;
@@ -68,8 +69,11 @@ export class Connection extends EventTarget {
 
   async hello() {
     try {
+      if (this.getToken) this.token = await this.getToken();   // a fresh one each time: the last may have expired
       const r = await this.request("hello", { user: this.user, token: this.token, client: this.client, ...(this.locale ? { locale: this.locale } : {}) });
       this.backoff = 250;
+      this.helloUser = r.user;   // who the server says this is (with a signed token: its handle)
+      this.shownAs = r.name ?? r.user;   // the name events and presence show for this user (a signed token's `name`)
       this.keepAlive();
       await this.afterHello(r);
       this.firstHello?.resolve(r);
@@ -83,6 +87,18 @@ export class Connection extends EventTarget {
       }
       this.firstHello?.reject(e);
       this.firstHello = null;
+    }
+  }
+
+  /** `token_expiring`: a new token from `getToken`, sent with `refresh` (without one, the server ends the session at `exp`). */
+  async refreshToken() {
+    if (!this.getToken) return;
+    try {
+      this.token = await this.getToken();
+      await this.request("refresh", { token: this.token });
+    } catch (e) {
+      this.lastError = e;
+      this.emit("failed");
     }
   }
 

@@ -1,5 +1,6 @@
 // editor-signin.js — signing in: the form, or a URL fragment #user=…&token=…&doc=…
-// that signs in and opens a document (for tests and demos).
+// that signs in and opens a document (for tests and demos), or #jwt=… with a token an
+// app's backend signed (the user is the token's).
 
 import { RewindClient } from "./rewind.js";
 import { $, page } from "./editor-page.js";
@@ -13,7 +14,8 @@ export function params(hash) { return Object.fromEntries(new URLSearchParams(has
 export async function signIn(user, token, doc) {
   page.client?.stop();
   // A random client id (rewind.js makes one): never the user's name, which would stay in the log past an erase.
-  const client = new RewindClient({ user, token });
+  // `user` may be left out with a signed token: the server takes it from the token's `sub`.
+  const client = new RewindClient({ ...(user ? { user } : {}), token });
   page.client = client;
   client.addEventListener("change", (e) => changed(e.detail));
   $("signin-error").textContent = "";
@@ -23,7 +25,7 @@ export async function signIn(user, token, doc) {
     $("signin-error").textContent = e.message;
     return;
   }
-  $("who").textContent = user;
+  $("who").textContent = user ?? client.helloUser ?? "";
   $("signin").classList.add("hidden");
   if (doc) await openDocument(doc); else showStart();
 }

@@ -28,4 +28,5 @@ installNodes();
 // The fragment signs in (and opens a document) for tests and demos; it is never sent to a server.
 const p = params(location.hash);
 if (p.user && p.token) signIn(p.user, p.token, p.doc);
+else if (p.jwt) signIn(undefined, p.jwt, p.doc);
 window.rewind = { get client() { return page.client; } };   // for the browser tests

@@ -78,7 +78,7 @@ extension ClientSession {
     @discardableResult
     func apply(event e: JSONObject) -> Bool {
         guard let v = e["version"]?.intValue, let ops = try? Op.parseList(e["ops"], limits: Limits.unbounded) else { return false }
-        let own = e["user"]?.stringValue == options.user
+        let own = e["user"]?.stringValue == (shownAs ?? options.user)
         switch document.apply(version: v, ops: ops, tx: e["tx"]?.stringValue, isOwn: own) {
         case .applied, .duplicate: return true
         case .gap:
@@ -130,8 +130,8 @@ extension ClientSession {
             } else {
                 disconnected(message)
             }
-        case .shortcuts:
-            break
+        case .shortcuts, .tokenExpiring:
+            break  // (the quick actions are an app's; a signed token's refresh is the app's too: `send("refresh", …)`)
         }
     }
 }

@@ -62,6 +62,8 @@ public final class ClientSession {
     /// An undo, redo or respond sent and not answered: edits wait for it.
     private var mutationsInFlight = 0
     private var selectionSent: LocalDocument.Selection?
+    /// The name events and presence show for this user (hello's `name`): what tells its own events.
+    var shownAs: String?
     /// An `open since` is under way: pushed events are in its pages, or after them.
     var catchingUp = false
     private var txCounter = 0
@@ -99,7 +101,10 @@ public final class ClientSession {
         send("hello", hello) { [weak self] r in
             guard let self else { return }
             switch r {
-            case .success: self.openDocument()
+            case let .success(reply):
+                // Events and presence show this name (a signed token's `name`; else the user's own).
+                self.shownAs = reply["name"]?.stringValue ?? self.options.user
+                self.openDocument()
             case let .failure(e): self.fail(e)
             }
         }

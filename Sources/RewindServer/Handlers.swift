@@ -109,10 +109,11 @@ extension Server {
             c.close(reason: "rate_limited", retry: true,
                     message: "too many failed hellos from \(c.address): one try per connection for about \(wait) ms more")
         }
-        /// The token named `user`: the session begins.
-        func admit(_ user: (id: Int64, name: String), handle: String) {
+        /// The token named `user`: the session begins (`signed`: with this app token, which expires).
+        func admit(_ user: (id: Int64, name: String), handle: String, signed: AppToken? = nil) {
             guard admission.admitUser(c, user.id) else { return }
             let s = Session(connection: c, user: user, client: client, helloAt: wallClockMillis(), locale: Titles.locale(locale), options: options)
+            if let signed { signedSessions.began(s.id, signed) }
             c.label = "\(handle)/\(client)@\(c.peer)"
             if let old = sessions.begin(s) {
                 old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\"")
@@ -123,22 +124,29 @@ extension Server {
             quickActions.join(s) { [unowned self] items in
                 defer { joining.end() }
                 s.reply(Message.reply(r.id, [
-                    ("client", .string(client)), ("user", .string(handle)), ("server", .string(self.serverName)),
+                    ("client", .string(client)), ("user", .string(handle)), ("name", .string(user.name)), ("server", .string(self.serverName)),
                     ("protocol", 1), ("shortcuts", .array(items.map { $0.json(locale: s.locale) })),
                 ]))
                 if let launch { self.shortcuts.run(launch, answering: r, s) }
             }
         }
         if signed, let verifier = tokens {
-            BackgroundWork.run(on: loop, { verifier.verify(token) }) { [unowned self] verified in
+            /// jwt-kit's answer (on the loop): an unknown `kid` reads the JWKS file again (at most once a minute) and tries once more.
+            func check(_ verified: Result<AppToken, TokenRefusal>, retried: Bool) {
                 guard !c.isClosed else { return processing.end() }
+                if case .failure(.unknownKid) = verified, !retried, mayReadTokenKeysAgain() {
+                    return readTokenKeysAgain(why: "a token's kid is not among the keys") { [unowned self] in
+                        guard let again = self.tokens else { return check(verified, retried: true) }
+                        BackgroundWork.run(on: self.loop, { again.verify(token) }) { check($0, retried: true) }
+                    }
+                }
                 let policy = self.config.tokenPolicy
                 let t: AppToken
                 switch verified {
                 case let .failure(reason): refuse("signed token refused: " + reason.message, reason: reason); return processing.end()
                 case let .success(v): t = v
                 }
-                if let reason = policy.refusal(of: t, now: Double(wallClockMillis() + Int64(self.clock.advance)) / 1000) {
+                if let reason = policy.refusal(of: t, now: self.wallClockSeconds) {
                     refuse("signed token refused: " + reason.message, reason: reason)
                     return processing.end()
                 }
@@ -153,10 +161,11 @@ extension Server {
                     case let .failure(e): c.fail(r, e)
                     case let .success(u):
                         if u.made { self.logger.info("user made on first sight of a signed token", metadata: ["user": "\(u.name)", "iss": "\(t.issuer ?? "")"]) }
-                        admit((id: u.id, name: u.displayName ?? u.name), handle: u.name)
+                        admit((id: u.id, name: u.displayName ?? u.name), handle: u.name, signed: t)
                     }
                 }
             }
+            BackgroundWork.run(on: loop, { verifier.verify(token) }) { check($0, retried: false) }
             return
         }
         store.authenticate(token: token) { [unowned self] result in

@@ -29,6 +29,8 @@ extension RequestType {
     static let all: [RequestType] = [
         .init(name: "hello", rule: .hello { s, r, c throws(RewindError) in try s.hello(r, c) }),
         .init(name: "ping", rule: .session { _, r, c throws(RewindError) in c.reply(Message.reply(r.id)) }, duringShutdown: true),
+        // Identity from the app (Identity/TokenRequests.swift): a new signed token for the same user.
+        .init(name: "refresh", rule: .session { s, r, c throws(RewindError) in try s.refresh(r, c) }, duringShutdown: true),
         .init(name: "create_doc", rule: .session { s, r, c throws(RewindError) in try s.documentRequests.createDocument(r, c) }),
         .init(name: "open", rule: .role(.read) { s, r, c, _ throws(RewindError) in try s.documentRequests.open(r, c) }),
         // `close` only ever closes what the terminal has open.

@@ -78,7 +78,11 @@ public final class Server {
     /// What every connection reads (`ConnectionHost.swift`).
     private let connectionSettings: ConnectionSettings
     /// Signed tokens from the app (`Identity/TokenVerifier.swift`), when configured; made by `start`.
-    private(set) var tokens: TokenVerifier?
+    var tokens: TokenVerifier?
+    /// When the JWKS file was last read for an unknown `kid` (ms by `now`): at most once a minute.
+    var tokenKeysReadAt: UInt64?
+    /// The sessions that began with a signed token, and when it expires (`Identity/SignedSessions.swift`).
+    let signedSessions = SignedSessions()
 
     private var listener: TCPListener?
     private var metricsEndpoint: MetricsEndpoint?
@@ -316,6 +320,11 @@ public final class Server {
         sweeper.start(after: 1_000, repeat: 1_000) { [unowned self] in self.sweep() }
         sweeper.unref()
         self.sweeper = sweeper
+        if config.tokenKeysFile != nil {
+            signals.append(SignalWatcher(loop: loop, signal: SIGHUP) { [unowned self] _ in
+                self.readTokenKeysAgain(why: "SIGHUP")
+            })
+        }
         for sig in [SIGINT, SIGTERM] {
             signals.append(SignalWatcher(loop: loop, signal: sig) { [unowned self] s in
                 self.logger.info("signal \(s): shutting down")
@@ -360,6 +369,7 @@ public final class Server {
             pastStates.left(s, doc: nil)
             promptStates.left(s, doc: nil)
             chain.left(s)
+            signedSessions.left(s.id)
         }
         logger.debug("connection ended", metadata: ["conn": "\(c.label)", "reason": "\(reason)"])
         if shuttingDown { finishShutdownIfDone() }
@@ -422,6 +432,7 @@ public final class Server {
                 c.keepAlive()  // a WebSocket: pinged, and its pong counts as activity
             }
         }
+        tokensSweep()
         admission.sweep()
         cluster.sweep(now: now)
     }

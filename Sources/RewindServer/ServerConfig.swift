@@ -110,8 +110,12 @@ public struct ServerConfig: Sendable {
     /// only tokens of `rewind admin user` are taken.
     public var tokenSecret: String?
     public var tokenKeys: String?
+    /// Where `tokenKeys` was read (`--jwks-file`): read again on SIGHUP and for an unknown `kid`.
+    public var tokenKeysFile: String?
     /// What a signed token's claims must meet (`--jwt-issuer`, `--jwt-audience`, `--jwt-max-lifetime`, `--jwt-clock-skew`).
     public var tokenPolicy = TokenPolicy()
+    /// Seconds before a signed token's `exp` that `token_expiring` is pushed (`--jwt-expiry-warning`).
+    public var tokenExpiryWarning: Double = 60
 
     public init() {}
 }

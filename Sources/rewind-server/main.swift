@@ -117,6 +117,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Seconds of difference allowed between the app's clock and this server's for `exp`, `nbf` and `iat` (default 30).")
     var jwtClockSkew: Int = 30
 
+    @Option(help: "Seconds before a signed token's `exp` that its session is told `token_expiring` (default 60); at `exp` without a `refresh` the session ends (`bye` token_expired).")
+    var jwtExpiryWarning: Int = 60
+
     @Option(help: .hidden)
     var faultUnappliableVersion: Int64?
 
@@ -210,10 +213,12 @@ struct RewindServerCommand: ParsableCommand {
             if let file = jwksFile ?? env("REWIND_JWKS_FILE") {
                 guard let text = readTextFile(file) else { throw RewindError(.notFound, "--jwks-file: cannot read \(file)") }
                 config.tokenKeys = text
+                config.tokenKeysFile = file
             }
             config.tokenPolicy = TokenPolicy(issuer: jwtIssuer ?? env("REWIND_JWT_ISSUER"), audience: jwtAudience ?? env("REWIND_JWT_AUDIENCE"),
                                              maxLifetime: Double(jwtMaxLifetime ?? env("REWIND_JWT_MAX_LIFETIME").flatMap { Int($0) } ?? 86_400),
                                              skew: Double(jwtClockSkew))
+            config.tokenExpiryWarning = Double(jwtExpiryWarning)
         } catch {
             var message = Array("rewind-server: \(error.message)\n".utf8)
             _ = message.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }

@@ -71,6 +71,10 @@ class Server:
         self.conninfo = "dbname=%s" % self.db
         self.admin(["migrate"])
         self.tokens = {u: self.admin(["user", "add", u]).strip().splitlines()[-1] for u in ("alice", "bob")}
+        # Signed tokens from an app's backend too (docs/examples/app_backend.py mints them).
+        self.secret_file = "/tmp/%s.jwt-secret" % self.db
+        with open(self.secret_file, "w") as f:
+            f.write("a browser test's app secret, long enough to be real\n")
         self.port = free_port()
         self.proc = None
         self.start()
@@ -81,7 +85,7 @@ class Server:
 
     def start(self):
         self.proc = subprocess.Popen([os.path.join(BIN, "rewind-server"), "--listen", "127.0.0.1:%d" % self.port, "--database", self.conninfo,
-                                      "--log-level", "warning", "--typing-window", "1500"],
+                                      "--log-level", "warning", "--typing-window", "1500", "--jwt-secret-file", self.secret_file],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.proc.stdout.readline()
         assert "listening on" in line, line
@@ -95,6 +99,8 @@ class Server:
 
     def drop(self):
         self.stop()
+        if os.path.exists(self.secret_file):
+            os.remove(self.secret_file)
         subprocess.run(["psql", "-qX", "-d", "postgres", "-c", "DROP DATABASE IF EXISTS %s" % self.db], stdout=subprocess.DEVNULL)
 
     def text(self, doc, node):
@@ -270,6 +276,37 @@ class EditorTests(unittest.TestCase):
         self.wait(a, self.settled, "everything committed")
         self.assertEqual(self.text_of(a), "before while away after")
         self.assertEqual(self.server.text("restarting", "t"), "before while away after", "nothing lost, nothing doubled")
+
+    def test_7_a_token_from_the_apps_backend_signs_in_and_edits(self):
+        # What an app does: its backend mints a token for its signed-in user; the page hands it to rewind.js.
+        token = subprocess.run([sys.executable, os.path.join(ROOT, "docs", "examples", "app_backend.py"),
+                                self.server.secret_file, "app-user-7", "Grace Hopper"], check=True, capture_output=True, text=True).stdout.strip()
+        b = browser()
+        self.pages.append(b)
+        b.get("http://127.0.0.1:%d/#jwt=%s" % (self.server.port, token))
+        self.wait(b, lambda d: d.find_element(By.ID, "who").text == "app-user-7", "the page to sign in as the token's user (made on first sight)")
+        # Alice shares a document with the app's user by its handle (the token's sub), as with any user.
+        self.shared_doc("signed")
+        t = Terminal(self.server.port, "alice", self.server.tokens["alice"])
+        assert t.request("share", doc="signed", user="app-user-7", role="editor")["ok"]
+        assert t.request("open", doc="signed")["ok"]
+        b.get("http://127.0.0.1:%d/#jwt=%s&doc=signed" % (self.server.port, token))
+        b.refresh()
+        self.wait(b, lambda d: self.text_of(d) == "", "the shared document open on the signed-in page")
+        self.type_into(b, "signed in by the app")
+        self.wait(b, self.settled, "the typing committed (client: %s)" % b.execute_script(
+            "const c = window.rewind.client; return JSON.stringify({status: c?.status, error: c?.lastError?.message, code: c?.lastError?.code, settled: c?.settled, doc: c?.doc})"))
+        self.assertEqual(self.server.text("signed", "t"), "signed in by the app")
+        # Others see the token's display name.
+        deadline = time.time() + 10
+        while time.time() < deadline and not any(p.get("push") == "presence" and p.get("user") == "Grace Hopper" for p in t.pushes):
+            t.sock.settimeout(1)
+            try:
+                t.request("ping")
+            except OSError:
+                pass
+        self.assertTrue(any(p.get("push") == "presence" and p.get("user") == "Grace Hopper" for p in t.pushes), "presence shows the token's name")
+        t.close()
 
 
 if __name__ == "__main__":

@@ -26,7 +26,10 @@ final class DeployRoleTests: XCTestCase {
         let db = try TestDatabase()
         try db.db.execute(script: try String(contentsOfFile: TestDatabase.repositoryRoot + "/deploy/roles.sql", encoding: .utf8))
         let asRole = TestDatabase(reusing: db, conninfo: db.conninfo + " user=rewind_server")
-        let server = try ServerProcess(database: asRole)
+        let secretFile = NSTemporaryDirectory() + "rewind-deploy-secret-\(getpid())"
+        try SignedTokenTests.secret.write(toFile: secretFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: secretFile) }
+        let server = try ServerProcess(database: asRole, arguments: ["--jwt-secret-file", secretFile])
         let alice = try Terminal(port: server.port)
         let bob = try Terminal(port: server.port)
         var used = Set<String>()
@@ -83,6 +86,10 @@ final class DeployRoleTests: XCTestCase {
         XCTAssertTrue(try req(alice, "close", [("doc", "d")]).isOK)
         XCTAssertTrue(try req(alice, "create_doc", [("doc", "gone")]).isOK)
         XCTAssertTrue(try req(alice, "delete_doc", [("doc", "gone")]).isOK)
+        // A signed token's user, made on first sight through the one function the role may call; its refresh.
+        let app = try Terminal(port: server.port)
+        XCTAssertTrue(try req(app, "hello", [("token", .string(try SignedTokenTests.hs256(sub: "app-user")))]).isOK)
+        XCTAssertTrue(try req(app, "refresh", [("token", .string(try SignedTokenTests.hs256(sub: "app-user")))]).isOK)
         // The quick actions were read (document_editors): hello lists the document alice edited.
         let later = try Terminal(port: server.port)
         let hello = try later.request("hello", [("user", "alice"), ("token", .string(db.tokens["alice"]!))])

@@ -63,6 +63,7 @@ final class PushRegistryTests: XCTestCase {
             (.promptState, Push.promptState(doc: "d", state, locale: "en")),
             (.shortcuts, Push.shortcuts([])),
             (.bye, Push.bye(reason: "idle", retry: true, message: "m")),
+            (.tokenExpiring, Push.tokenExpiring(inMs: 59_000)),
         ]
         XCTAssertEqual(lines.map(\.0), Push.Kind.allCases, "every kind has an encoder here")
         for (kind, bytes) in lines {

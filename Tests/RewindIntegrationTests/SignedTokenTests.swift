@@ -69,28 +69,48 @@ final class SignedTokenTests: XCTestCase {
         }
     }
 
+    /// An HS256 token for `sub` (any test may mint one: DeployRoleTests).
+    static func hs256(sub: String, secret: String = SignedTokenTests.secret, lifetime: Double = 600) throws -> String {
+        let claims = Claims(sub: sub, exp: Date().timeIntervalSince1970 + lifetime, nbf: nil, iat: nil, iss: nil, aud: nil, name: nil)
+        let result: Result<String, Error> = runBlocking {
+            do {
+                let keys = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+                return .success(try await keys.sign(claims))
+            } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
     static func b64url(_ bytes: some DataProtocol) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
 
     /// A server taking both kinds of key, with an issuer, an audience and a one-hour maximum lifetime.
-    func server(_ db: TestDatabase) throws -> ServerProcess {
+    func server(_ db: TestDatabase, _ extra: [String] = []) throws -> ServerProcess {
         let dir = NSTemporaryDirectory() + "rewind-jwt-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try (Self.secret + "\n").write(toFile: dir + "/secret", atomically: true, encoding: .utf8)
-        let xy = es256.publicKey.rawRepresentation
-        let jwks = """
-            {"keys": [
-              {"kty": "EC", "crv": "P-256", "kid": "app-es", "alg": "ES256", "use": "sig", "x": "\(Self.b64url(xy.prefix(32)))", "y": "\(Self.b64url(xy.suffix(32)))"},
-              {"kty": "OKP", "crv": "Ed25519", "kid": "app-ed", "alg": "EdDSA", "use": "sig", "x": "\(Self.b64url(ed25519.publicKey.rawRepresentation))"}
-            ]}
-            """
-        try jwks.write(toFile: dir + "/jwks.json", atomically: true, encoding: .utf8)
+        jwksPath = dir + "/jwks.json"
+        try writeJWKS()
         return try ServerProcess(database: db, arguments: [
             "--jwt-secret-file", dir + "/secret", "--jwks-file", dir + "/jwks.json",
             "--jwt-issuer", Self.issuer, "--jwt-audience", Self.audience, "--jwt-max-lifetime", "3600",
-        ])
+        ] + extra)
+    }
+
+    var jwksPath = ""
+
+    /// The JWKS file: the app's ES256 and EdDSA keys, and `stranger`'s as `extraKid` if given.
+    func writeJWKS(extraKid: String? = nil) throws {
+        func ec(_ kid: String, _ key: P256.Signing.PublicKey) -> String {
+            let xy = key.rawRepresentation
+            return #"{"kty": "EC", "crv": "P-256", "kid": "\#(kid)", "alg": "ES256", "use": "sig", "x": "\#(Self.b64url(xy.prefix(32)))", "y": "\#(Self.b64url(xy.suffix(32)))"}"#
+        }
+        var keys = [ec("app-es", es256.publicKey),
+                    #"{"kty": "OKP", "crv": "Ed25519", "kid": "app-ed", "alg": "EdDSA", "use": "sig", "x": "\#(Self.b64url(ed25519.publicKey.rawRepresentation))"}"#]
+        if let extraKid { keys.append(ec(extraKid, stranger.publicKey)) }
+        try #"{"keys": ["# .appending(keys.joined(separator: ", ")).appending("]}").write(toFile: jwksPath, atomically: true, encoding: .utf8)
     }
 
     func hello(_ port: Int, _ token: String, user: String? = nil, client: String? = nil) throws -> (Terminal, JSONObject) {
@@ -190,6 +210,67 @@ final class SignedTokenTests: XCTestCase {
         XCTAssertEqual(try bob.request("create_doc", [("doc", "bobs")])["ok"], true)
         XCTAssertEqual(try bob.request("share", [("doc", "bobs"), ("user", "ann"), ("role", "viewer")])["ok"], true)
         XCTAssertEqual(try ann.request("open", [("doc", "bobs")])["ok"], true)
+    }
+
+    func testATokenIsWarnedBeforeItExpiresAndEndsTheSessionUnlessRefreshed() throws {
+        let db = try TestDatabase(users: ["bob"])
+        let s = try server(db, ["--jwt-expiry-warning", "2"])
+        // A token of 3 s: `token_expiring` once it is 2 s from its end, then `bye` token_expired.
+        let (t, r) = try hello(s.port, try mint(claims("ann", lifetime: 3)))
+        XCTAssertEqual(r["ok"], true)
+        let warning = try t.push("token_expiring")
+        let inMs = warning["in_ms"]?.intValue ?? -1
+        XCTAssertTrue(inMs > 0 && inMs <= 2_000, "\(inMs) ms left")
+        let bye = try t.push("bye")
+        XCTAssertEqual(bye["reason"], "token_expired")
+        XCTAssertEqual(bye["retry"], true, "a new token, a new hello")
+
+        // Refreshed before its end, the session outlives the first token.
+        let (u, _) = try hello(s.port, try mint(claims("ann", lifetime: 3)))
+        _ = try u.push("token_expiring")
+        let refreshed = try u.request("refresh", [("token", .string(try mint(claims("ann", lifetime: 600))))])
+        XCTAssertEqual(refreshed["ok"], true, JSONWriter.string(.object(refreshed)))
+        let expiresAt = Double(refreshed["expires_at"]?.intValue ?? 0) / 1000
+        XCTAssertEqual(expiresAt, now + 600, accuracy: 5)
+        sleep(4)  // past the first token's `exp`
+        XCTAssertEqual(try u.request("ping")["ok"], true, "still connected on the new token")
+        XCTAssertFalse(u.pushes.contains { $0["push"] == "bye" })
+        // Another user's token changes nothing: forbidden, and the session stays.
+        XCTAssertEqual(try u.request("refresh", [("token", .string(try mint(claims("bea"))))]).errorCode, "forbidden")
+        // A token refused for what it is says why.
+        var old = claims("ann")
+        old.exp = now - 120
+        let stale = try u.request("refresh", [("token", .string(try mint(old)))])
+        XCTAssertEqual(stale.errorCode, "unauthorized")
+        XCTAssertEqual(stale["error"]?.objectValue?["details"]?.objectValue?["reason"], "expired")
+        XCTAssertEqual(try u.request("ping")["ok"], true)
+        // A session of an opaque token has nothing to refresh.
+        let bob = try Terminal(port: s.port)
+        try bob.hello("bob", db)
+        XCTAssertEqual(try bob.request("refresh", [("token", .string(try mint(claims("bob"))))]).errorCode, "bad_request")
+    }
+
+    func testAKeyAddedToTheJWKSFileIsTakenWithoutARestartAndOneRemovedOnSIGHUPIsRefused() throws {
+        let db = try TestDatabase(users: ["bob"])
+        let s = try server(db)
+        // The app rotates: the new key goes into the file first; its first token's unknown kid reads the file again.
+        try writeJWKS(extraKid: "app-es-2")
+        let (_, r) = try hello(s.port, try mint(claims("ann"), .stranger(kid: "app-es-2")))
+        XCTAssertEqual(r["ok"], true, "the new key found without a restart: \(JSONWriter.string(.object(r)))")
+        // The old key's tokens still work meanwhile.
+        XCTAssertEqual(try hello(s.port, try mint(claims("ann"), .es256)).1["ok"], true)
+        // The rotated-out key leaves the file; SIGHUP reads it at once (an unknown kid may not: once a minute).
+        try writeJWKS()
+        kill(s.process.processIdentifier, SIGHUP)
+        let deadline = Date().addingTimeInterval(10)
+        var reason: String?
+        repeat {
+            usleep(100_000)
+            let (_, again) = try hello(s.port, try mint(claims("ann"), .stranger(kid: "app-es-2")))
+            reason = again["error"]?.objectValue?["details"]?.objectValue?["reason"]?.stringValue
+        } while reason == nil && Date() < deadline
+        XCTAssertEqual(reason, "unknown_kid")
+        XCTAssertEqual(try hello(s.port, try mint(claims("ann"), .eddsa)).1["ok"], true, "the keys still in the file work")
     }
 }
 

@@ -12,7 +12,7 @@ test("PUSH_HANDLERS: one key a line, readable from the source with a simple patt
   // `name(` or `name:` after the indentation, no space between (the handlers' bodies start lines with `if (`, `for (`).
   const keys = [...table.matchAll(/^\s+([a-z_]+)[(:]/gm)].map((m) => m[1]);
   assert.deepEqual(keys, Object.keys(PUSH_HANDLERS));
-  assert.deepEqual(pushNames, ["events", "presence", "prompt", "dismiss", "prompt_state", "shortcuts", "closed", "bye"]);
+  assert.deepEqual(pushNames, ["events", "presence", "prompt", "dismiss", "prompt_state", "shortcuts", "closed", "token_expiring", "bye"]);
 });
 
 async function opened(reply = () => null) {

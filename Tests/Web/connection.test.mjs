@@ -55,3 +55,20 @@ test("a lost connection fails what waits, then reconnects and says hello again; 
   assert.equal(c.lastError.code, "unauthorized");
   assert.ok(c.stopped);
 });
+
+test("getToken: asked at every hello and on token_expiring, whose new token goes out with refresh", async () => {
+  let minted = 0;
+  const { FakeSocket, sockets } = scriptedSockets((m) => (m.type === "hello" ? {} : m.type === "refresh" ? { expires_at: 1 } : null));
+  const c = new Connection({ url: "ws://x/ws", client: "c", getToken: async () => "jwt-" + ++minted, WebSocketImpl: FakeSocket });
+  c.handlePush = (m) => { if (m.push === "token_expiring") c.refreshToken(); };
+  await c.start();
+  assert.equal(sockets[0].sent[0].token, "jwt-1");
+  sockets[0].push({ push: "token_expiring", in_ms: 60000 });
+  await wait(5);
+  assert.deepEqual(sockets[0].sent.at(-1), { id: 2, type: "refresh", token: "jwt-2" });
+  sockets[0].drop();  // as after `bye` token_expired: the next hello has a new token
+  await wait(600);
+  assert.equal(sockets[1].sent[0].type, "hello");
+  assert.equal(sockets[1].sent[0].token, "jwt-3");
+  c.stop();
+});

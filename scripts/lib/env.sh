@@ -52,7 +52,7 @@ rewind_install_deps() {
 rewind_install_test_deps() {
     local missing=()
     command -v node >/dev/null || missing+=(nodejs)
-    for pkg in chromium chromium-driver python3 python3-selenium; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+    for pkg in chromium chromium-driver python3 python3-selenium python3-jwt; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
     if [ ${#missing[@]} -gt 0 ]; then
         local sudo=""
         if [ "$(id -u)" -ne 0 ]; then
@@ -65,6 +65,7 @@ rewind_install_test_deps() {
     fi
     export REWIND_PYTHON=/usr/bin/python3
     "$REWIND_PYTHON" -c 'import selenium' 2>/dev/null || die "$REWIND_PYTHON cannot import selenium (Debian's python3-selenium)"
+    "$REWIND_PYTHON" -c 'import jwt' 2>/dev/null || die "$REWIND_PYTHON cannot import jwt (Debian's python3-jwt: the example app backend the browser tests use)"
 }
 
 # The PostgreSQL binaries (initdb, pg_ctl) of the newest installed version.

@@ -8,6 +8,7 @@ public enum Push {
         case events, presence, prompt, dismiss, closed
         case promptState = "prompt_state"
         case shortcuts, bye
+        case tokenExpiring = "token_expiring"
 
         /// The fields after `push`, in the order they are written (optional ones may be null).
         public var fields: [String] {
@@ -20,6 +21,7 @@ public enum Push {
             case .promptState: ["doc", "scope", "can_undo", "can_redo", "undo_title", "redo_title", "presented"]
             case .shortcuts: ["items"]
             case .bye: ["reason", "retry", "message"]
+            case .tokenExpiring: ["in_ms"]
             }
         }
     }
@@ -73,6 +75,9 @@ public enum Push {
     }
 
     public static func shortcuts(_ items: [JSON]) -> [UInt8] { line(.shortcuts, [.array(items)]) }
+
+    /// A signed token expires in `inMs`: send `refresh` with a new one.
+    public static func tokenExpiring(inMs: Int64) -> [UInt8] { line(.tokenExpiring, [.int(inMs)]) }
 
     public static func bye(reason: String, retry: Bool, message: String) -> [UInt8] {
         line(.bye, [.string(reason), .bool(retry), .string(message)])
