@@ -103,6 +103,7 @@ extension Server {
         // Lines sent behind hello wait for it (and for its quick actions, and a launch shortcut's start).
         let processing = c.processingGoesOn()
         func refuse(_ why: String, reason: TokenRefusal? = nil) {
+            if let reason { metrics?.tokenChecked(reason) }
             admission.helloFailed(c, claimed: claimed, why: reason?.rawValue ?? why)
             c.fail(r, RewindError(.unauthorized, why, details: reason.map { ["reason": .string($0.rawValue)] } ?? [:]))
             guard let wait = throttled else { return }
@@ -113,7 +114,10 @@ extension Server {
         func admit(_ user: (id: Int64, name: String), handle: String, signed: AppToken? = nil) {
             guard admission.admitUser(c, user.id) else { return }
             let s = Session(connection: c, user: user, client: client, helloAt: wallClockMillis(), locale: Titles.locale(locale), options: options)
-            if let signed { signedSessions.began(s.id, signed) }
+            if let signed {
+                signedSessions.began(s.id, signed)
+                metrics?.tokenChecked(nil)
+            }
             c.label = "\(handle)/\(client)@\(c.peer)"
             if let old = sessions.begin(s) {
                 old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\"")

@@ -207,7 +207,9 @@ struct RewindServerCommand: ParsableCommand {
             if let file = jwtSecretFile ?? env("REWIND_JWT_SECRET_FILE") {
                 guard var secret = readTextFile(file) else { throw RewindError(.notFound, "--jwt-secret-file: cannot read \(file)") }
                 if secret.hasSuffix("\r\n") { secret.removeLast(1) } else if secret.hasSuffix("\n") { secret.removeLast() }
-                guard !secret.isEmpty else { throw RewindError(.badRequest, "--jwt-secret-file: \(file) is empty") }
+                guard secret.utf8.count >= 32 else {
+                    throw RewindError(.badRequest, "--jwt-secret-file: \(file) holds \(secret.utf8.count) bytes; HS256 needs a secret of at least 32 (RFC 7518), e.g. `openssl rand -base64 48 > \(file)`")
+                }
                 config.tokenSecret = secret
             }
             if let file = jwksFile ?? env("REWIND_JWKS_FILE") {

@@ -75,6 +75,27 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(try Scrape(port: http)["rewind_slow_disconnects_total"], 1)
     }
 
+    func testSignedTokensAreCountedByResult() throws {
+        let db = try TestDatabase()
+        let secretFile = NSTemporaryDirectory() + "rewind-metrics-secret-\(getpid())"
+        try SignedTokenTests.secret.write(toFile: secretFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: secretFile) }
+        let server = try ServerProcess(database: db, arguments: ["--metrics", "127.0.0.1:0", "--jwt-secret-file", secretFile])
+        let http = try XCTUnwrap(server.metricsPort)
+        let before = try Scrape(port: http)
+        let ann = try Terminal(port: server.port)
+        XCTAssertEqual(try ann.request("hello", [("token", .string(try SignedTokenTests.hs256(sub: "ann")))])["ok"], true)
+        XCTAssertEqual(try ann.request("refresh", [("token", .string(try SignedTokenTests.hs256(sub: "ann")))])["ok"], true)
+        XCTAssertEqual(try ann.request("refresh", [("token", .string(try SignedTokenTests.hs256(sub: "ann", lifetime: -120)))]).errorCode, "unauthorized")
+        let late = try Terminal(port: server.port)
+        XCTAssertEqual(try late.request("hello", [("token", .string(try SignedTokenTests.hs256(sub: "bo", secret: "another secret, as long as the real one")))]).errorCode, "unauthorized")
+        let after = try Scrape(port: http)
+        XCTAssertEqual(after.delta(before, "rewind_signed_tokens_total", ["result": "accepted"]), 2, "a hello and a refresh")
+        XCTAssertEqual(after.delta(before, "rewind_signed_tokens_total", ["result": "expired"]), 1)
+        XCTAssertEqual(after.delta(before, "rewind_signed_tokens_total", ["result": "bad_signature"]), 1)
+        XCTAssertFalse(try HTTP.get(port: http, "/metrics").body.contains(SignedTokenTests.secret), "the secret is never shown")
+    }
+
     /// A PostgreSQL that is not there at all (its socket missing): libpq's
     /// words in the 503, not "cannot start a connection".
     func testHealthGivesLibpqsReasonWhenThereIsNoPostgreSQLAtAll() throws {

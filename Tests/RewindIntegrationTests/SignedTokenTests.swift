@@ -272,6 +272,26 @@ final class SignedTokenTests: XCTestCase {
         XCTAssertEqual(reason, "unknown_kid")
         XCTAssertEqual(try hello(s.port, try mint(claims("ann"), .eddsa)).1["ok"], true, "the keys still in the file work")
     }
+
+    func testAServerWithASecretShorterThan32BytesOrABadJWKSDoesNotStart() throws {
+        let db = try TestDatabase(users: [])
+        let dir = NSTemporaryDirectory() + "rewind-jwt-bad-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let key = dir + "/master.key"
+        _ = try MasterKey.create(key)
+        try "short secret\n".write(toFile: dir + "/secret", atomically: true, encoding: .utf8)
+        let short = try runProgram(ServerProcess.binDirectory + "/rewind-server",
+                                   ["--listen", "127.0.0.1:0", "--database", db.conninfo, "--master-key-file", key, "--jwt-secret-file", dir + "/secret"])
+        XCTAssertEqual(short.status, 2)
+        XCTAssertTrue(short.err.contains("at least 32"), short.err)
+        XCTAssertFalse(short.err.contains("short secret"), "the secret is never printed: \(short.err)")
+        try #"{"keys": [{"kty": "EC", "crv": "P-256", "x": "AA", "y": "AA"}]}"#.write(toFile: dir + "/jwks.json", atomically: true, encoding: .utf8)
+        let noKid = try runProgram(ServerProcess.binDirectory + "/rewind-server",
+                                   ["--listen", "127.0.0.1:0", "--database", db.conninfo, "--master-key-file", key, "--jwks-file", dir + "/jwks.json"])
+        XCTAssertNotEqual(noKid.status, 0)
+        XCTAssertTrue(noKid.err.contains("kid"), noKid.err)
+    }
 }
 
 /// Runs an async call to its end on this thread (jwt-kit signs asynchronously; these tests are not async).

@@ -41,10 +41,12 @@ extension Server {
                         return c.fail(r, RewindError(.forbidden, "refresh: the token is another user's (sub \"\(t.subject)\"); this session stays as it was"))
                     }
                     self.signedSessions.refreshed(c.id, expires: t.expires)
+                    self.metrics?.tokenChecked(nil)
                     return c.reply(Message.reply(r.id, [("expires_at", .int(Int64((t.expires * 1000).rounded())))]))
                 }
             }
             if let refusal {
+                self.metrics?.tokenChecked(refusal)
                 c.fail(r, RewindError(.unauthorized, "refresh: " + refusal.message, details: ["reason": .string(refusal.rawValue)]))
             }
         }

@@ -33,7 +33,10 @@ final class TokenVerifier: Sendable {
     init(secret: String?, jwks: String?) throws {
         var algorithms: Set<String> = []
         if let secret {
-            guard !secret.isEmpty else { throw ConfigurationError(description: "the JWT secret file is empty") }
+            // Shorter than the hash is a weak HMAC key (RFC 7518 §3.2), and jwt-kit traps on one.
+            guard secret.utf8.count >= 32 else {
+                throw ConfigurationError(description: "the JWT secret is \(secret.utf8.count) bytes: HS256 needs at least 32 (e.g. `openssl rand -base64 48`)")
+            }
             let keys = JWTKeyCollection()
             Self.blocking { await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256) }
             secretKeys = keys

@@ -39,6 +39,8 @@ final class ServerMetrics {
     private let batchEntries: any RecorderHandler
     private let commitTime: any TimerHandler
     private let undoTime: [any TimerHandler]
+    /// Signed tokens checked (hello and refresh), by result: `accepted` or the refusal's reason.
+    private let tokenResults: [String: any CounterHandler]
     /// Made when first needed: a label set nobody used shows no line.
     private var requestCounters: [Int: any CounterHandler] = [:]
     private var errorCounters: [Int: any CounterHandler] = [:]
@@ -66,6 +68,10 @@ final class ServerMetrics {
                                              buckets: latency)
         let undo = named("rewind_undo_duration_seconds", "From an undo or redo request to its answer.")
         undoTime = ["undo", "redo"].map { r.makeDurationHistogram(descriptor: undo, labels: [("kind", $0)], buckets: latency) }
+        let tokens = named("rewind_signed_tokens_total", "Signed tokens from the app checked at hello and refresh, by result: accepted, or why refused (details.reason).")
+        tokenResults = Dictionary(uniqueKeysWithValues: (["accepted"] + TokenRefusal.allCases.map(\.rawValue)).map { result in
+            (result, r.makeCounter(descriptor: tokens, labels: [("result", result)]))
+        })
     }
 
     // MARK: Recorded at once (per batch, per undo)
@@ -74,6 +80,11 @@ final class ServerMetrics {
     func batchAnswered(entries: Int, nanoseconds: UInt64) {
         batchEntries.record(Int64(entries))
         commitTime.recordNanoseconds(Int64(nanoseconds))
+    }
+
+    /// A signed token was checked: accepted (nil) or refused for `refusal`.
+    func tokenChecked(_ refusal: TokenRefusal?) {
+        tokenResults[refusal?.rawValue ?? "accepted"]?.increment(by: 1)
     }
 
     /// An undo (or redo) was answered, `nanoseconds` after it started.
