@@ -135,24 +135,12 @@ extension Server {
             }
         }
         if signed, let verifier = tokens {
-            /// jwt-kit's answer (on the loop): an unknown `kid` reads the JWKS file again (at most once a minute) and tries once more.
-            func check(_ verified: Result<AppToken, TokenRefusal>, retried: Bool) {
+            checkSignedToken(token, with: verifier) { [unowned self] checked in
                 guard !c.isClosed else { return processing.end() }
-                if case .failure(.unknownKid) = verified, !retried, mayReadTokenKeysAgain() {
-                    return readTokenKeysAgain(why: "a token's kid is not among the keys") { [unowned self] in
-                        guard let again = self.tokens else { return check(verified, retried: true) }
-                        BackgroundWork.run(on: self.loop, { again.verify(token) }) { check($0, retried: true) }
-                    }
-                }
-                let policy = self.config.tokenPolicy
                 let t: AppToken
-                switch verified {
+                switch checked {
                 case let .failure(reason): refuse("signed token refused: " + reason.message, reason: reason); return processing.end()
                 case let .success(v): t = v
-                }
-                if let reason = policy.refusal(of: t, now: self.wallClockSeconds) {
-                    refuse("signed token refused: " + reason.message, reason: reason)
-                    return processing.end()
                 }
                 if let claimed, claimed != t.subject {
                     refuse("`user` is not the token's `sub` (it may be left out)")
@@ -169,7 +157,6 @@ extension Server {
                     }
                 }
             }
-            BackgroundWork.run(on: loop, { verifier.verify(token) }) { check($0, retried: false) }
             return
         }
         store.authenticate(token: token) { [unowned self] result in
@@ -183,7 +170,6 @@ extension Server {
                 if let claimed, !claimed.utf8.elementsEqual(user.name.utf8) {
                     return refuse("this token belongs to another user")
                 }
-                _ = self
                 admit(user, handle: user.name)
             }
         }

@@ -27,7 +27,6 @@ final class Sessions {
 
     var count: Int { byID.count }
     var all: [Connection] { Array(byID.values) }
-    var allSessions: [Session] { Array(sessions.values) }
 
     /// The id the next accepted connection gets.
     func newID() -> Int {

@@ -297,6 +297,7 @@ class EditorTests(unittest.TestCase):
         self.wait(b, self.settled, "the typing committed (client: %s)" % b.execute_script(
             "const c = window.rewind.client; return JSON.stringify({status: c?.status, error: c?.lastError?.message, code: c?.lastError?.code, settled: c?.settled, doc: c?.doc})"))
         self.assertEqual(self.server.text("signed", "t"), "signed in by the app")
+        self.shot(b, "signed-in-by-token")
         # Others see the token's display name.
         deadline = time.time() + 10
         while time.time() < deadline and not any(p.get("push") == "presence" and p.get("user") == "Grace Hopper" for p in t.pushes):

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JWTKit
+import RewindLoop
 import XCTest
 @testable import RewindCore
 @testable import RewindStore
@@ -41,7 +42,7 @@ final class SignedTokenTests: XCTestCase {
         let es = es256
         let ed = ed25519
         let other = stranger
-        let result = runBlocking { await SignedTokenTests.signed(c, key, hmacSecret, es, ed, other) }
+        let result = BackgroundWork.waitFor { await SignedTokenTests.signed(c, key, hmacSecret, es, ed, other) }
         return try result.get()
     }
 
@@ -72,7 +73,7 @@ final class SignedTokenTests: XCTestCase {
     /// An HS256 token for `sub` (any test may mint one: DeployRoleTests).
     static func hs256(sub: String, secret: String = SignedTokenTests.secret, lifetime: Double = 600) throws -> String {
         let claims = Claims(sub: sub, exp: Date().timeIntervalSince1970 + lifetime, nbf: nil, iat: nil, iss: nil, aud: nil, name: nil)
-        let result: Result<String, Error> = runBlocking {
+        let result: Result<String, Error> = BackgroundWork.waitFor {
             do {
                 let keys = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
                 return .success(try await keys.sign(claims))
@@ -293,18 +294,3 @@ final class SignedTokenTests: XCTestCase {
         XCTAssertTrue(noKid.err.contains("kid"), noKid.err)
     }
 }
-
-/// Runs an async call to its end on this thread (jwt-kit signs asynchronously; these tests are not async).
-func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-    let box = BlockingBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        box.value = await body()
-        done.signal()
-    }
-    done.wait()
-    return box.value!
-}
-
-/// Written by the task before it signals, read after the wait.
-private final class BlockingBox<T>: @unchecked Sendable { var value: T? }

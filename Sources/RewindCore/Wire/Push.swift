@@ -48,11 +48,6 @@ public enum Push {
         return w.bytes
     }
 
-    /// `events` from decoded events (tests, tools).
-    public static func events(doc: String, _ events: [Event]) -> [UInt8] {
-        line(.events, [.string(doc), .array(events.map(\.json))])
-    }
-
     public static func presence(doc: String, user: String, client: String, _ p: Presence) -> [UInt8] {
         line(.presence, [.string(doc), .string(user), .string(client), p.node.map { .string($0.string) } ?? .null, p.selection?.json])
     }

@@ -28,27 +28,40 @@ extension Server {
             throw RewindError(.unauthorized, "refresh: " + TokenRefusal.malformed.message, details: ["reason": "malformed"])
         }
         let processing = c.processingGoesOn()  // what the terminal sends next waits for the new token
-        BackgroundWork.run(on: loop, { verifier.verify(token) }) { [unowned self] verified in
+        checkSignedToken(token, with: verifier) { [unowned self] checked in
             defer { processing.end() }
             guard !c.isClosed else { return }
-            let refusal: TokenRefusal?
-            switch verified {
-            case let .failure(reason): refusal = reason
-            case let .success(t):
-                refusal = self.config.tokenPolicy.refusal(of: t, now: self.wallClockSeconds)
-                if refusal == nil {
-                    guard (t.issuer ?? "") == began.issuer, t.subject == began.subject else {
-                        return c.fail(r, RewindError(.forbidden, "refresh: the token is another user's (sub \"\(t.subject)\"); this session stays as it was"))
-                    }
-                    self.signedSessions.refreshed(c.id, expires: t.expires)
-                    self.metrics?.tokenChecked(nil)
-                    return c.reply(Message.reply(r.id, [("expires_at", .int(Int64((t.expires * 1000).rounded())))]))
-                }
-            }
-            if let refusal {
+            switch checked {
+            case let .failure(refusal):
                 self.metrics?.tokenChecked(refusal)
                 c.fail(r, RewindError(.unauthorized, "refresh: " + refusal.message, details: ["reason": .string(refusal.rawValue)]))
+            case let .success(t):
+                guard (t.issuer ?? "") == began.issuer, t.subject == began.subject else {
+                    return c.fail(r, RewindError(.forbidden, "refresh: the token is another user's (sub \"\(t.subject)\"); this session stays as it was"))
+                }
+                self.signedSessions.refreshed(c.id, expires: t.expires)
+                self.metrics?.tokenChecked(nil)
+                c.reply(Message.reply(r.id, [("expires_at", .int(Int64((t.expires * 1000).rounded())))]))
             }
+        }
+    }
+
+    /// A signed token checked, for `hello` and `refresh` alike: its signature
+    /// by jwt-kit on the thread pool — an unknown `kid` reads the JWKS file
+    /// again (at most once a minute) and tries once more — then its claims by
+    /// the server's clock (`TokenPolicy`). `done` runs on the loop.
+    func checkSignedToken(_ token: String, with verifier: TokenVerifier, retried: Bool = false,
+                          _ done: @escaping (Result<AppToken, TokenRefusal>) -> Void) {
+        BackgroundWork.run(on: loop, { verifier.verify(token) }) { [unowned self] verified in
+            if case .failure(.unknownKid) = verified, !retried, self.mayReadTokenKeysAgain() {
+                return self.readTokenKeysAgain(why: "a token's kid is not among the keys") { [unowned self] in
+                    guard let again = self.tokens else { return done(verified) }
+                    self.checkSignedToken(token, with: again, retried: true, done)
+                }
+            }
+            done(verified.flatMap { t in
+                self.config.tokenPolicy.refusal(of: t, now: self.wallClockSeconds).map { .failure($0) } ?? .success(t)
+            })
         }
     }
 

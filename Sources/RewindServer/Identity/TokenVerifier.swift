@@ -1,7 +1,7 @@
-import Dispatch
 import Foundation
 import JWTKit
 import RewindCore
+import RewindLoop
 
 /// Signed tokens from the application's backend, checked by jwt-kit: the one
 /// place that sees it. HS256 with the shared secret (`--jwt-secret-file`);
@@ -12,8 +12,8 @@ import RewindCore
 /// jwt-kit's. The claims' rules are `TokenPolicy`'s (core), with the
 /// server's clock.
 ///
-/// `verify` blocks (jwt-kit's keys are an actor): it runs on libuv's thread
-/// pool (`BackgroundWork`), never on the loop.
+/// `verify` blocks (jwt-kit's keys are an actor: `BackgroundWork.waitFor`):
+/// it runs on libuv's thread pool (`BackgroundWork.run`), never on the loop.
 final class TokenVerifier: Sendable {
     /// The algorithms configured: HS256 with a secret; ES256 and EdDSA for each kind of key in the JWKS.
     let algorithms: Set<String>
@@ -38,7 +38,7 @@ final class TokenVerifier: Sendable {
                 throw ConfigurationError(description: "the JWT secret is \(secret.utf8.count) bytes: HS256 needs at least 32 (e.g. `openssl rand -base64 48`)")
             }
             let keys = JWTKeyCollection()
-            Self.blocking { await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256) }
+            BackgroundWork.waitFor { await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256) }
             secretKeys = keys
             algorithms.insert("HS256")
         } else {
@@ -62,7 +62,7 @@ final class TokenVerifier: Sendable {
                 kids.insert(kid)
             }
             let keys = JWTKeyCollection()
-            let added: Result<Void, Error> = Self.blocking {
+            let added: Result<Void, Error> = BackgroundWork.waitFor {
                 do { _ = try await keys.add(jwks: set); return .success(()) } catch { return .failure(error) }
             }
             if case let .failure(error) = added { throw ConfigurationError(description: "the JWKS file's keys: \(error)") }
@@ -95,7 +95,7 @@ final class TokenVerifier: Sendable {
             guard let kid = header["kid"]?.stringValue, kids.contains(kid), let publicKeys else { return .failure(.unknownKid) }
             keys = publicKeys
         }
-        let result: Result<Claims, Error> = Self.blocking {
+        let result: Result<Claims, Error> = BackgroundWork.waitFor {
             do { return .success(try await keys.verify(token, as: Claims.self)) } catch { return .failure(error) }
         }
         switch result {
@@ -149,18 +149,4 @@ final class TokenVerifier: Sendable {
         return Base64.decode(b64)
     }
 
-    /// Runs jwt-kit's async call to its end on this thread (a pool thread, or start-up).
-    private static func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-        let box = Box<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            box.value = await body()
-            done.signal()
-        }
-        done.wait()
-        return box.value!
-    }
-
-    /// Written by the task before it signals, read after the wait: never at once.
-    private final class Box<T>: @unchecked Sendable { var value: T? }
 }
