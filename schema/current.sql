@@ -193,6 +193,20 @@ END $$;
 
 
 --
+-- Name: rewind_notify_token_denial(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_notify_token_denial() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('rewind_access', 'denied:' || json_build_object(
+        'issuer', NEW.issuer, 'subject', NEW.subject, 'token_id', NEW.token_id)::text);
+    RETURN NULL;
+END $$;
+
+
+--
 -- Name: rewind_refuse_change(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -203,6 +217,21 @@ BEGIN
     RAISE EXCEPTION 'the event log is append-only: % is not allowed', TG_OP
         USING ERRCODE = 'restrict_violation';
 END $$;
+
+
+--
+-- Name: rewind_token_denied(text, text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_token_denied(iss text, sub text, jti text) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT EXISTS (
+        SELECT 1 FROM token_denials d
+        WHERE (d.until IS NULL OR d.until > now())
+          AND (d.issuer IS NULL OR d.issuer = iss)
+          AND (d.subject = sub OR d.token_id = jti))
+$$;
 
 
 --
@@ -420,6 +449,45 @@ CREATE TABLE public.snapshots (
 
 
 --
+-- Name: token_denials; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.token_denials (
+    id bigint NOT NULL,
+    issuer text,
+    subject text,
+    token_id text,
+    until timestamp with time zone,
+    reason text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT token_denials_check CHECK (((subject IS NULL) <> (token_id IS NULL))),
+    CONSTRAINT token_denials_issuer_check CHECK ((octet_length(issuer) <= 255)),
+    CONSTRAINT token_denials_reason_check CHECK ((octet_length(reason) <= 200)),
+    CONSTRAINT token_denials_subject_check CHECK (((subject <> ''::text) AND (octet_length(subject) <= 255))),
+    CONSTRAINT token_denials_token_id_check CHECK (((token_id <> ''::text) AND (octet_length(token_id) <= 255)))
+);
+
+
+--
+-- Name: token_denials_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.token_denials_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: token_denials_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.token_denials_id_seq OWNED BY public.token_denials.id;
+
+
+--
 -- Name: tokens; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -464,6 +532,13 @@ CREATE SEQUENCE public.users_id_seq
 --
 
 ALTER SEQUENCE public.users_id_seq OWNED BY public.users.id;
+
+
+--
+-- Name: token_denials id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.token_denials ALTER COLUMN id SET DEFAULT nextval('public.token_denials_id_seq'::regclass);
 
 
 --
@@ -562,6 +637,14 @@ ALTER TABLE ONLY public.snapshots
 
 
 --
+-- Name: token_denials token_denials_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.token_denials
+    ADD CONSTRAINT token_denials_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: tokens tokens_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -628,6 +711,20 @@ CREATE UNIQUE INDEX log_mark_tx ON public.log USING btree (doc, user_id, tx) WHE
 
 
 --
+-- Name: token_denials_subject; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX token_denials_subject ON public.token_denials USING btree (subject) WHERE (subject IS NOT NULL);
+
+
+--
+-- Name: token_denials_token_id; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX token_denials_token_id ON public.token_denials USING btree (token_id) WHERE (token_id IS NOT NULL);
+
+
+--
 -- Name: tokens_user; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -681,6 +778,13 @@ CREATE TRIGGER log_no_truncate BEFORE TRUNCATE ON public.log FOR EACH STATEMENT 
 --
 
 CREATE TRIGGER log_note_editors AFTER INSERT ON public.log REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rewind_note_editors();
+
+
+--
+-- Name: token_denials token_denials_notify; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER token_denials_notify AFTER INSERT ON public.token_denials FOR EACH ROW EXECUTE FUNCTION public.rewind_notify_token_denial();
 
 
 --

@@ -130,8 +130,10 @@ extension ClientSession {
             } else {
                 disconnected(message)
             }
-        case .shortcuts, .tokenExpiring:
-            break  // (the quick actions are an app's; a signed token's refresh is the app's too: `send("refresh", …)`)
+        case .tokenExpiring:
+            tokenExpiring()
+        case .shortcuts:
+            break  // (the quick actions are an app's)
         }
     }
 }

@@ -19,9 +19,17 @@ public final class ClientSession {
         /// The terminal's id; kept across reconnects so the server knows it is the same terminal.
         public var client: String
         public var locale: String?
+        /// Where a signed token comes from (the app's backend: PROTOCOL.md, "Identity from
+        /// the app"). When set, `token` is not used: `getToken` is asked for every
+        /// `hello` (at start and after every reconnect, so after `bye` `token_expired` too)
+        /// and on `token_expiring`, whose token goes out as `refresh`. Its answer is taken
+        /// when the owner polls (`pollToken`; `RewindClient` does, every turn).
+        public var getToken: (@Sendable () async throws -> String)?
 
-        public init(user: String, token: String, doc: String, client: String, locale: String? = nil) {
+        public init(user: String, token: String, doc: String, client: String, locale: String? = nil,
+                    getToken: (@Sendable () async throws -> String)? = nil) {
             self.user = user; self.token = token; self.doc = doc; self.client = client; self.locale = locale
+            self.getToken = getToken
         }
     }
 
@@ -68,6 +76,8 @@ public final class ClientSession {
     var catchingUp = false
     private var txCounter = 0
     private let txPrefix: String
+    /// A token asked of `options.getToken`, not yet answered.
+    private var tokenFetch: TokenFetch?
 
     /// What waits behind edits not yet sent. A `submit` stands for the next
     /// segment of buffered edits; a request goes when everything before it has.
@@ -92,10 +102,45 @@ public final class ClientSession {
 
     public var hasOutgoing: Bool { !outgoing.isEmpty }
 
-    /// A new connection is up: say hello, then open the document.
+    /// A new connection is up: say hello (with a token from `getToken` when
+    /// one is given: once it answers), then open the document.
     public func connected() {
         setStatus(.connecting)
-        var hello: [(String, JSON?)] = [("user", .string(options.user)), ("token", .string(options.token)),
+        if let getToken = options.getToken {
+            tokenFetch = TokenFetch(getToken, for: .hello)
+            return
+        }
+        sayHello(token: options.token)
+    }
+
+    /// Whether a token asked of `getToken` is awaited: poll (`pollToken`) soon.
+    public var awaitsToken: Bool { tokenFetch != nil }
+
+    /// Takes `getToken`'s answer if it has come: says `hello` with it, or
+    /// sends it as `refresh`. A `getToken` that fails before a hello leaves
+    /// the session disconnected (the owner reconnects, with backoff, and
+    /// asks again); one that fails before a refresh changes nothing (at
+    /// `exp` the server says `bye` `token_expired`, and the reconnect asks again).
+    public func pollToken() {
+        guard let fetch = tokenFetch, let result = fetch.take() else { return }
+        tokenFetch = nil
+        switch (fetch.purpose, result) {
+        case let (.hello, .success(token)): sayHello(token: token)
+        case let (.hello, .failure(e)): setStatus(.disconnected(e.message))
+        case let (.refresh, .success(token)): send("refresh", [("token", .string(token))])
+        case (.refresh, .failure): break
+        }
+    }
+
+    /// The server will end this session at its token's `exp` unless a new token comes.
+    func tokenExpiring() {
+        guard let getToken = options.getToken, tokenFetch == nil else { return }
+        tokenFetch = TokenFetch(getToken, for: .refresh)
+    }
+
+    private func sayHello(token: String) {
+        // A signed token names its user (`sub`): `user` is left out, as the protocol allows.
+        var hello: [(String, JSON?)] = [("user", options.getToken == nil ? .string(options.user) : nil), ("token", .string(token)),
                                         ("client", .string(options.client))]
         if let l = options.locale { hello.append(("locale", .string(l))) }
         send("hello", hello) { [weak self] r in
@@ -113,6 +158,7 @@ public final class ClientSession {
     /// The connection is gone. Replies still awaited fail; edits stay, to be sent again.
     public func disconnected(_ reason: String) {
         outgoing = []
+        tokenFetch = nil  // a hello's token asked for a connection that is gone (asked again on the next)
         let failed = waiting.values
         waiting = [:]
         mutationsInFlight = 0

@@ -83,12 +83,14 @@ public final class RewindClient {
             return Int32(backoffMs)
         }
         if case .closed = session.status { socket = nil; return 1000 }
+        session.pollToken()
         if now - lastHeard > 40_000 { drop("no answer from the server for 40 s"); return 0 }
         if now - lastPing >= 15_000 {
             lastPing = now
             session.send("ping", [])
         }
         do { try flushSession() } catch { drop(error.message) }
+        if session.awaitsToken { return 10 }  // the app's getToken answers on another thread: look again soon
         return Int32(max(1, 15_000 - (now - lastPing)))
     }
 

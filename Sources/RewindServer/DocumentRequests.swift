@@ -16,6 +16,9 @@ final class DocumentRequests {
     private let instance: Int64
     /// The group each terminal holds open per document: an edit joins it (`submission`).
     let openGroups: OpenGroups
+    /// Why `c` may not create document `doc` (nil: it may): a signed token's
+    /// grants limit it (`Server.creationRefusal`, set by `Server.wire`).
+    var creationRefusal: (_ doc: String?, _ c: Session) -> RewindError? = { _, _ in nil }
 
     init(config: ServerConfig, store: EventStore, documents: Documents, presence: PresenceRelay, promptStates: PromptStates,
          openGroups: OpenGroups, instance: Int64) {
@@ -36,8 +39,10 @@ final class DocumentRequests {
     /// (so chosen ids reveal what exists); without `doc` the server picks an
     /// unguessable one (`doc-` and a random UUID) and answers it.
     func createDocument(_ r: Request, _ c: Session) throws(RewindError) {
-        let doc = try r.optionalString("doc", maxBytes: config.limits.maxNameBytes) ?? "doc-" + UUID.random()
+        let chosen = try r.optionalString("doc", maxBytes: config.limits.maxNameBytes)
         let title = try r.optionalString("title", maxBytes: 1024)
+        if let refusal = creationRefusal(chosen, c) { throw refusal }
+        let doc = chosen ?? "doc-" + UUID.random()
         store.createDocument(doc, title: title, owner: c.user.id) { result in
             switch result {
             case let .failure(e): c.fail(r, e)

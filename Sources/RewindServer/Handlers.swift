@@ -139,8 +139,9 @@ extension Server {
                 guard !c.isClosed else { return processing.end() }
                 let t: AppToken
                 switch checked {
-                case let .failure(reason): refuse("signed token refused: " + reason.message, reason: reason); return processing.end()
-                case let .success(v): t = v
+                case let .failed(e): c.fail(r, e); return processing.end()
+                case let .refused(reason): refuse("signed token refused: " + reason.message, reason: reason); return processing.end()
+                case let .accepted(v): t = v
                 }
                 if let claimed, claimed != t.subject {
                     refuse("`user` is not the token's `sub` (it may be left out)")

@@ -179,11 +179,13 @@ public final class Server {
                 body()
             }
         }
+        access.granted = { [unowned self] session, doc in self.signedSessions.grantedRole(session, on: doc) }
         access.onEffect = { [unowned self] effect in
             switch effect {
             case let .accessChanged(doc, roles): self.accessChanged(doc, roles)
             case let .quickActionsMayHaveChanged(doc): self.quickActions.accessChanged(doc: doc)
             case let .tokensRevoked(user): self.tokensRevoked(user: user)
+            case let .tokensDenied(issuer, subject, tokenID): self.tokensDenied(issuer: issuer, subject: subject, tokenID: tokenID)
             case let .userErased(user, pseudonym): self.userErased(user, pseudonym: pseudonym)
             }
         }
@@ -193,6 +195,8 @@ public final class Server {
             }
         }
         shortcuts.dispatch = { [unowned self] r, c throws(RewindError) in try self.dispatch(r, from: c.connection, c) }
+        shortcuts.creationRefusal = { [unowned self] doc, c in self.creationRefusal(doc, c) }
+        documentRequests.creationRefusal = { [unowned self] doc, c in self.creationRefusal(doc, c) }
         cluster.onEffect = { [unowned self] effect in
             switch effect {
             case let .editorsNotice(payload): self.quickActions.notice(payload)
@@ -474,7 +478,7 @@ public final class Server {
         guard let d = documents[doc] else { return }
         let reason = a == nil ? "deleted" : "forbidden"
         for c in Array(d.subscribers.values) {
-            if a?.role(of: c.user.id) == nil {
+            if access.role(of: c, on: doc, in: a) == nil {
                 leaveDocument(c, doc)
                 c.push(SharedBytes(Push.closed(doc: doc, reason: reason)))
                 logger.info("access lost; document closed", metadata: ["conn": "\(c.label)", "doc": "\(doc)", "reason": "\(reason)"])
@@ -510,6 +514,14 @@ public final class Server {
     func tokensRevoked(user: Int64) {
         for c in sessions.sessions(ofUser: user) {
             c.close(reason: "unauthorized", retry: false, message: "your tokens were revoked; ask an operator for a new one")
+        }
+    }
+
+    /// An operator denied signed tokens: the connections they opened end now.
+    func tokensDenied(issuer: String?, subject: String?, tokenID: String?) {
+        for id in signedSessions.covered(issuer: issuer, subject: subject, tokenID: tokenID) {
+            signedSessions.left(id)
+            sessions.session(id)?.close(reason: "unauthorized", retry: false, message: "your signed token was denied by an operator")
         }
     }
 

@@ -74,6 +74,13 @@ extension EventStore {
         }
     }
 
+    /// Whether an operator denied the token of (`issuer`, `subject`, `id`) (schema/019, `rewind admin token deny`).
+    public func tokenDenied(issuer: String, subject: String, id: String?, _ done: @escaping (Result<Bool, RewindError>) -> Void) {
+        query(.init("SELECT rewind_token_denied($1, $2, $3)", [issuer, subject, id])) { result in
+            done(result.map { $0.count == 1 && $0[0, 0] == "t" })
+        }
+    }
+
     /// The user a signed token names — (`issuer`, `subject`) — made on first
     /// sight, its display name updated to the token's (schema/018).
     public func userForIdentity(issuer: String, subject: String, displayName: String?,

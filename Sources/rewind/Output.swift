@@ -73,3 +73,13 @@ struct OutputError: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
 }
+
+/// Rows as aligned columns (the first row the header), two spaces apart; the
+/// last column unpadded, so no line ends in spaces.
+func printTable(_ rows: [[String]]) {
+    guard let columns = rows.first?.count else { return }
+    let widths = (0..<columns).map { c in rows.map { $0[c].count }.max() ?? 0 }
+    for r in rows {
+        print(r.enumerated().map { $0 == r.count - 1 ? $1 : $1 + String(repeating: " ", count: widths[$0] - $1.count) }.joined(separator: "  "))
+    }
+}

@@ -43,11 +43,7 @@ extension Admin {
                 }
                 let rows = [["USER", "CREATED", "TOKENS", "REVOKED", "OWNS", "SHARED"]]
                     + users.map { [$0.name, $0.created, String($0.tokens), String($0.revoked), String($0.owns), String($0.shared)] }
-                let widths = (0..<6).map { c in rows.map { $0[c].count }.max() ?? 0 }
-                for r in rows {
-                    // The last column unpadded: no trailing spaces.
-                    print(r.enumerated().map { $0 == r.count - 1 ? $1 : $1 + String(repeating: " ", count: widths[$0] - $1.count) }.joined(separator: "  "))
-                }
+                printTable(rows)
             }
         }
 

@@ -20,7 +20,14 @@ final class SignedTokenTests: XCTestCase {
         var iss: String?
         var aud: String?
         var name: String?
+        var jti: String? = nil
+        /// `rewind: {docs: {pattern: role}}`: grants for the connection only.
+        var rewind: Grants? = nil
         func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    struct Grants: Codable, Sendable {
+        var docs: [String: String]
     }
 
     static let issuer = "https://app.example.com", audience = "rewind"

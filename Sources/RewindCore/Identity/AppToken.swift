@@ -12,12 +12,15 @@ public struct AppToken: Sendable, Equatable {
     public var audience: [String]
     /// `name`: shown for the user in presence and events.
     public var name: String?
+    /// `jti`: what `rewind admin token deny --jti` names.
     public var id: String?
+    /// `rewind: {docs: …}`: roles for this connection only (nil: the token grants none).
+    public var grants: DocumentGrants?
 
     public init(subject: String, expires: Double, notBefore: Double? = nil, issuedAt: Double? = nil, issuer: String? = nil,
-                audience: [String] = [], name: String? = nil, id: String? = nil) {
+                audience: [String] = [], name: String? = nil, id: String? = nil, grants: DocumentGrants? = nil) {
         self.subject = subject; self.expires = expires; self.notBefore = notBefore; self.issuedAt = issuedAt
-        self.issuer = issuer; self.audience = audience; self.name = name; self.id = id
+        self.issuer = issuer; self.audience = audience; self.name = name; self.id = id; self.grants = grants
     }
 }
 
@@ -68,6 +71,8 @@ public struct TokenPolicy: Sendable, Equatable {
     public func refusal(of t: AppToken, now: Double) -> TokenRefusal? {
         if t.subject.isEmpty || t.subject.utf8.count > 255 { return .malformed }
         if let name = t.name, name.isEmpty || name.utf8.count > 64 { return .malformed }
+        if let id = t.id, id.isEmpty || id.utf8.count > 255 { return .malformed }
+        if let iss = t.issuer, iss.utf8.count > 255 { return .malformed }
         if let issuer, t.issuer != issuer { return .wrongIssuer }
         if let audience, !t.audience.contains(audience) { return .wrongAudience }
         if now > t.expires + skew { return .expired }

@@ -28,10 +28,16 @@ final class AccessControl {
         case quickActionsMayHaveChanged(doc: String)
         /// Every token of `user` was revoked.
         case tokensRevoked(user: Int64)
+        /// An operator denied signed tokens (`rewind admin token deny`): a
+        /// subject's (of `issuer`, or any when nil), or one by its `jti`.
+        case tokensDenied(issuer: String?, subject: String?, tokenID: String?)
         /// `user` was erased (`rewind admin user erase`).
         case userErased(user: Int64, pseudonym: String)
     }
     var onEffect: (Effect) -> Void = { _ in }
+    /// The role a session's signed token grants on a document (`rewind.docs`;
+    /// nil: none), given by the server (`SignedSessions`).
+    var granted: (_ session: Int, _ doc: String) -> Role? = { _, _ in nil }
     /// Runs `body` no sooner than `notFoundFloorMs` after `since` (monotonic
     /// nanoseconds): a loop timer, given by the server.
     var notBefore: (_ since: UInt64, _ body: @escaping () -> Void) -> Void = { _, body in body() }
@@ -62,9 +68,18 @@ final class AccessControl {
     /// Roles of `doc` if known and kept fresh (nil: ask `load`).
     func cached(_ doc: String) -> DocumentAccess? { isFresh ? known[doc] : nil }
 
-    /// The role of `user` on `doc` as last known, for what the server pushes
-    /// on its own (prompt state, validate); requests are checked with `check`.
-    func lastKnownRole(_ doc: String, _ user: Int64) -> Role? { known[doc]?.role(of: user) }
+    /// The role of session `c` on `doc` whose roles are `a` (nil: no such
+    /// document): the stronger of its user's stored role and the one its
+    /// token grants. A grant never makes a document exist: without one,
+    /// it is `not_found` as for anyone.
+    func role(of c: Session, on doc: String, in a: DocumentAccess?) -> Role? {
+        guard let a else { return nil }
+        return Role.stronger(a.role(of: c.user.id), granted(c.id, doc))
+    }
+
+    /// The role of `c` on `doc` as last known, for what the server pushes
+    /// on its own (prompt state, validate); requests are checked with `withRole`.
+    func lastKnownRole(_ doc: String, of c: Session) -> Role? { role(of: c, on: doc, in: known[doc]) }
 
     /// Runs `done` with the roles of `doc` (nil: no such document), from the
     /// cache or the database (`fresh`: from the database, whatever is cached).
@@ -124,6 +139,11 @@ final class AccessControl {
             let parts = payload.dropFirst(7).split(separator: ":", maxSplits: 1)
             guard parts.count == 2, let user = Int64(parts[0]) else { return }
             onEffect(.userErased(user: user, pseudonym: String(parts[1])))
+        } else if payload.hasPrefix("denied:"), let o = try? JSONParser.parse(String(payload.dropFirst(7))).objectValue {
+            // `denied:{"issuer":…,"subject":…,"token_id":…}` (schema/019)
+            let subject = o["subject"]?.stringValue, tokenID = o["token_id"]?.stringValue
+            guard subject != nil || tokenID != nil else { return }
+            onEffect(.tokensDenied(issuer: o["issuer"]?.stringValue, subject: subject, tokenID: tokenID))
         }
     }
 
@@ -161,9 +181,8 @@ extension AccessControl {
     func withRole(on doc: String, _ need: Need, for r: Request, _ c: Session,
                   _ body: @escaping (Role) throws(RewindError) -> Void) throws(RewindError)
     {
-        let user = c.user
         if let a = cached(doc) {
-            let role = a.role(of: user.id)
+            let role = role(of: c, on: doc, in: a)
             // No role: the answer is `not_found`, as for a document that does not
             // exist — and it takes as long. A missing document is never cached, so
             // its answer waits for the database; answered from the cache, a
@@ -179,7 +198,7 @@ extension AccessControl {
         load(doc, fresh: true) { [self] result in
             guard !c.isClosed else { return processing.end() }
             do throws(RewindError) {
-                let role = try result.get()?.role(of: user.id)
+                let role = self.role(of: c, on: doc, in: try result.get())
                 try RequestAccess.check(role, need, doc: doc, request: r.type)
                 try body(role!)
                 processing.end()

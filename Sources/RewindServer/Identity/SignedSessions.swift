@@ -1,16 +1,21 @@
 import RewindCore
 
-/// The sessions that began with a signed token: whose token it is and when
-/// it expires — the identity subsystem's per-terminal table, keyed by
-/// `Session.id`, dropped when the terminal leaves. A connection is not left
-/// open on an old promise: `due` says which to warn (`token_expiring`) and
-/// which have expired (`bye` `token_expired`); `refresh` moves the expiry on.
+/// The sessions that began with a signed token: whose token it is, what it
+/// grants and when it expires — the identity subsystem's per-terminal
+/// table, keyed by `Session.id`, dropped when the terminal leaves. A
+/// connection is not left open on an old promise: `due` says which to warn
+/// (`token_expiring`) and which have expired (`bye` `token_expired`);
+/// `refresh` moves the expiry on and brings the new token's grants.
 final class SignedSessions {
     struct Entry {
         let issuer: String
         let subject: String
+        /// The token's `jti` (what `rewind admin token deny --jti` names).
+        var tokenID: String?
         /// `exp`, seconds since 1970.
         var expires: Double
+        /// Roles the token grants (`rewind.docs`), for this session only.
+        var grants: DocumentGrants?
         /// `token_expiring` was pushed for this expiry.
         var warned = false
     }
@@ -20,15 +25,33 @@ final class SignedSessions {
     subscript(_ session: Int) -> Entry? { entries[session] }
 
     func began(_ session: Int, _ t: AppToken) {
-        entries[session] = Entry(issuer: t.issuer ?? "", subject: t.subject, expires: t.expires)
+        entries[session] = Entry(issuer: t.issuer ?? "", subject: t.subject, tokenID: t.id, expires: t.expires, grants: t.grants)
     }
 
     func left(_ session: Int) { entries[session] = nil }
 
-    /// A new token for the same (issuer, subject): its expiry holds from now on.
-    func refreshed(_ session: Int, expires: Double) {
-        entries[session]?.expires = expires
+    /// A new token for the same (issuer, subject): its expiry, id and grants hold from now on.
+    func refreshed(_ session: Int, _ t: AppToken) {
+        entries[session]?.expires = t.expires
+        entries[session]?.tokenID = t.id
+        entries[session]?.grants = t.grants
         entries[session]?.warned = false
+    }
+
+    /// The role the session's token grants on `doc` (nil: none, or not a signed session).
+    func grantedRole(_ session: Int, on doc: String) -> Role? {
+        entries[session]?.grants?.role(on: doc)
+    }
+
+    /// The sessions an operator's denial covers: every token of `subject`
+    /// (of `issuer`, or of any when nil), or the token whose `jti` is `tokenID`.
+    func covered(issuer: String?, subject: String?, tokenID: String?) -> [Int] {
+        entries.compactMap { id, e in
+            if let issuer, issuer != e.issuer { return nil }
+            if let subject, subject == e.subject { return id }
+            if let tokenID, tokenID == e.tokenID { return id }
+            return nil
+        }
     }
 
     /// At `now` (seconds): the sessions to warn, with the milliseconds left, at most `lead`

@@ -32,36 +32,92 @@ extension Server {
             defer { processing.end() }
             guard !c.isClosed else { return }
             switch checked {
-            case let .failure(refusal):
+            case let .failed(e):
+                c.fail(r, e)
+            case let .refused(refusal):
                 self.metrics?.tokenChecked(refusal)
                 c.fail(r, RewindError(.unauthorized, "refresh: " + refusal.message, details: ["reason": .string(refusal.rawValue)]))
-            case let .success(t):
+            case let .accepted(t):
                 guard (t.issuer ?? "") == began.issuer, t.subject == began.subject else {
                     return c.fail(r, RewindError(.forbidden, "refresh: the token is another user's (sub \"\(t.subject)\"); this session stays as it was"))
                 }
-                self.signedSessions.refreshed(c.id, expires: t.expires)
+                let grantsChanged = t.grants != began.grants
+                self.signedSessions.refreshed(c.id, t)
                 self.metrics?.tokenChecked(nil)
                 c.reply(Message.reply(r.id, [("expires_at", .int(Int64((t.expires * 1000).rounded())))]))
+                if grantsChanged { self.grantsChanged(c) }
             }
         }
+    }
+
+    /// Whether session `c` may create document `doc` (nil: an id the server
+    /// picks). A session whose token grants documents by pattern was scoped
+    /// by the app: it creates only ids an `editor` pattern matches (and so
+    /// must name one); other sessions create as any user does.
+    func creationRefusal(_ doc: String?, _ c: Session) -> RewindError? {
+        guard let grants = signedSessions[c.id]?.grants else { return nil }
+        guard let doc else {
+            return RewindError(.forbidden, "this session's token grants documents by pattern (`rewind.docs`): create one with an id an `editor` pattern matches (`create_doc {doc}`)")
+        }
+        guard grants.allowsCreating(doc) else {
+            return RewindError(.forbidden, "create_doc: no `editor` pattern of this session's token (`rewind.docs`) matches \"\(doc)\"")
+        }
+        return nil
+    }
+
+    /// What checking a signed token found.
+    enum TokenCheck {
+        case accepted(AppToken)
+        case refused(TokenRefusal)
+        /// Whether it is denied could not be read (the database): nothing is let in on a guess.
+        case failed(RewindError)
     }
 
     /// A signed token checked, for `hello` and `refresh` alike: its signature
     /// by jwt-kit on the thread pool — an unknown `kid` reads the JWKS file
     /// again (at most once a minute) and tries once more — then its claims by
-    /// the server's clock (`TokenPolicy`). `done` runs on the loop.
+    /// the server's clock (`TokenPolicy`), then whether an operator denied it
+    /// (`rewind admin token deny`: one query). `done` runs on the loop.
     func checkSignedToken(_ token: String, with verifier: TokenVerifier, retried: Bool = false,
-                          _ done: @escaping (Result<AppToken, TokenRefusal>) -> Void) {
+                          _ done: @escaping (TokenCheck) -> Void) {
         BackgroundWork.run(on: loop, { verifier.verify(token) }) { [unowned self] verified in
             if case .failure(.unknownKid) = verified, !retried, self.mayReadTokenKeysAgain() {
                 return self.readTokenKeysAgain(why: "a token's kid is not among the keys") { [unowned self] in
-                    guard let again = self.tokens else { return done(verified) }
+                    guard let again = self.tokens else { return done(.refused(.unknownKid)) }
                     self.checkSignedToken(token, with: again, retried: true, done)
                 }
             }
-            done(verified.flatMap { t in
-                self.config.tokenPolicy.refusal(of: t, now: self.wallClockSeconds).map { .failure($0) } ?? .success(t)
-            })
+            let t: AppToken
+            switch verified {
+            case let .failure(refusal): return done(.refused(refusal))
+            case let .success(v): t = v
+            }
+            if let refusal = self.config.tokenPolicy.refusal(of: t, now: self.wallClockSeconds) { return done(.refused(refusal)) }
+            self.store.tokenDenied(issuer: t.issuer ?? "", subject: t.subject, id: t.id) { result in
+                switch result {
+                case let .failure(e): done(.failed(e))
+                case .success(true): done(.refused(.denied))
+                case .success(false): done(.accepted(t))
+                }
+            }
+        }
+    }
+
+    /// A refresh brought other grants: the session's open documents are
+    /// checked again — one it no longer has any role on is `closed`
+    /// `forbidden`, as when a stored role is taken away; the rest get their
+    /// prompt state again (a viewer cannot undo).
+    func grantsChanged(_ c: Session) {
+        for doc in c.openDocuments {
+            access.load(doc) { [unowned self] result in
+                guard !c.isClosed, c.openDocuments.contains(doc), let d = self.documents[doc], case let .success(a) = result else { return }
+                if self.access.role(of: c, on: doc, in: a) == nil {
+                    self.leaveDocument(c, doc)
+                    c.push(SharedBytes(Push.closed(doc: doc, reason: "forbidden")))
+                } else {
+                    self.promptStates.push(d, to: c)
+                }
+            }
         }
     }
 

@@ -74,34 +74,29 @@ final class TokenVerifier: Sendable {
         self.kids = kids
     }
 
-    /// Whether `token` is a signed token (three dot-separated parts) rather than one of `rewind admin user`'s.
-    static func looksSigned(_ token: String) -> Bool {
-        token.utf8.lazy.filter { $0 == UInt8(ascii: ".") }.count == 2
-    }
+    /// Whether `token` is a signed token rather than one of `rewind admin user`'s.
+    static func looksSigned(_ token: String) -> Bool { SignedToken.looksSigned(token) }
 
-    /// The token's claims, its signature checked (the claims' rules are the caller's: `TokenPolicy`).
+    /// The token's claims, its signature checked (the claims' rules are the
+    /// caller's: `TokenPolicy`). The header and claims are read by
+    /// `SignedToken` (core, fuzzed); jwt-kit checks the signature over them.
     func verify(_ token: String) -> Result<AppToken, TokenRefusal> {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Self.base64URLDecode(parts[0]),
-              let header = try? JSONParser.parse(headerBytes).objectValue,
-              let alg = header["alg"]?.stringValue
-        else { return .failure(.malformed) }
-        guard algorithms.contains(alg) else { return .failure(.algorithmNotAllowed) }
+        guard let header = SignedToken.header(of: token) else { return .failure(.malformed) }
+        guard algorithms.contains(header.algorithm) else { return .failure(.algorithmNotAllowed) }
         let keys: JWTKeyCollection
-        if alg == "HS256" {
+        if header.algorithm == "HS256" {
             guard let secretKeys else { return .failure(.algorithmNotAllowed) }
             keys = secretKeys
         } else {
-            guard let kid = header["kid"]?.stringValue, kids.contains(kid), let publicKeys else { return .failure(.unknownKid) }
+            guard let kid = header.keyID, kids.contains(kid), let publicKeys else { return .failure(.unknownKid) }
             keys = publicKeys
         }
-        let result: Result<Claims, Error> = BackgroundWork.waitFor {
-            do { return .success(try await keys.verify(token, as: Claims.self)) } catch { return .failure(error) }
+        let result: Result<Signed, Error> = BackgroundWork.waitFor {
+            do { return .success(try await keys.verify(token, as: Signed.self)) } catch { return .failure(error) }
         }
         switch result {
-        case let .success(c):
-            return .success(AppToken(subject: c.sub, expires: c.exp, notBefore: c.nbf, issuedAt: c.iat, issuer: c.iss,
-                                     audience: c.aud ?? [], name: c.name, id: c.jti))
+        case .success:
+            return SignedToken.claims(of: token)
         case let .failure(error as JWTError):
             switch error.errorType {
             case .signatureVerificationFailed: return .failure(.badSignature)
@@ -110,43 +105,16 @@ final class TokenVerifier: Sendable {
             default: return .failure(.malformed)
             }
         case .failure:
-            return .failure(.malformed)  // the claims did not decode (no `sub`, `exp` not a number, …)
+            return .failure(.malformed)  // the claims are not a JSON object
         }
     }
 
-    /// The claims jwt-kit decodes; their rules are checked after, with the server's clock (`TokenPolicy`).
-    struct Claims: JWTPayload {
-        var sub: String
-        var exp: Double
-        var nbf: Double?
-        var iat: Double?
-        var iss: String?
-        /// `aud`: one string or an array of them.
-        var aud: [String]?
-        var name: String?
-        var jti: String?
-
-        enum CodingKeys: String, CodingKey { case sub, exp, nbf, iat, iss, aud, name, jti }
-
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            sub = try c.decode(String.self, forKey: .sub)
-            exp = try c.decode(Double.self, forKey: .exp)
-            nbf = try c.decodeIfPresent(Double.self, forKey: .nbf)
-            iat = try c.decodeIfPresent(Double.self, forKey: .iat)
-            iss = try c.decodeIfPresent(String.self, forKey: .iss)
-            if let one = try? c.decodeIfPresent(String.self, forKey: .aud) { aud = [one] } else { aud = try c.decodeIfPresent([String].self, forKey: .aud) }
-            name = try c.decodeIfPresent(String.self, forKey: .name)
-            jti = try c.decodeIfPresent(String.self, forKey: .jti)
-        }
-
-        func verify(using algorithm: some JWTAlgorithm) async throws {}  // the rules are TokenPolicy's, with our clock
+    /// What jwt-kit is asked to decode: nothing — it checks the signature;
+    /// the claims are read by `SignedToken` and their rules are `TokenPolicy`'s, with our clock.
+    struct Signed: JWTPayload {
+        init(from decoder: any Decoder) throws { _ = try decoder.container(keyedBy: NoKeys.self) }
+        func encode(to encoder: any Encoder) throws {}
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+        enum NoKeys: CodingKey {}
     }
-
-    private static func base64URLDecode(_ s: Substring) -> [UInt8]? {
-        var b64 = String(s).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while b64.utf8.count % 4 != 0 { b64 += "=" }
-        return Base64.decode(b64)
-    }
-
 }

@@ -120,6 +120,6 @@ extension DocumentRuntime {
 extension AccessControl {
     /// Whether `c` may edit `d` now (prompt state, `validate`, chain actions).
     func mayEdit(_ d: DocumentRuntime, _ c: Session) -> Bool {
-        lastKnownRole(d.id, c.user.id)?.allows(.edit) ?? false
+        lastKnownRole(d.id, of: c)?.allows(.edit) ?? false
     }
 }

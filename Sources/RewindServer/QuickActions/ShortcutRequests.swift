@@ -26,6 +26,8 @@ final class ShortcutRequests {
     let store: EventStore
     /// `Server.dispatch`: an open_document shortcut runs as the `open` it stands for, by the same rule (set by `Server.wire`).
     var dispatch: (Request, Session) throws(RewindError) -> Void = { _, _ throws(RewindError) in }
+    /// Why `c` may not create a document (nil: it may; `DocumentRequests.creationRefusal`).
+    var creationRefusal: (_ doc: String?, _ c: Session) -> RewindError? = { _, _ in nil }
 
     init(store: EventStore) { self.store = store }
 
@@ -65,6 +67,7 @@ final class ShortcutRequests {
             guard let s = t.stringValue, s.utf8.count <= 1024 else { throw .badRequest("shortcut: `info.title` must be a string of at most 1024 bytes") }
             name = s
         }
+        if let refusal = creationRefusal(nil, c) { throw refusal }
         let doc = "doc-" + UUID.random()
         let processing = c.processingGoesOn()  // the terminal's next request may be about the new document
         store.createDocument(doc, title: name, owner: c.user.id) { result in
