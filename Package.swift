@@ -77,6 +77,9 @@ let package = Package(
 
         // What binding sealed entries to their place costs: both forms side by side (scripts/bench/README.md).
         .executableTarget(name: "seal-bench", dependencies: ["RewindCore"]),
+        // The Swift app-backend example of docs/operating.md (a token minted with jwt-kit), built so it stays true.
+        .executableTarget(name: "app-backend-example", dependencies: [.product(name: "JWTKit", package: "jwt-kit")],
+                          path: "docs/examples/app-backend-swift"),
 
         // What several test targets share (a seeded generator, the chain re-seal SQL): one copy.
         .target(name: "RewindTestSupport", path: "Tests/RewindTestSupport"),
@@ -86,6 +89,8 @@ let package = Package(
         .testTarget(name: "RewindServerTests", dependencies: [
             "RewindServer", "RewindCore", "RewindStore", "RewindLoop", "RewindTestSupport",
             .product(name: "Logging", package: "swift-log"),
+            // Signed tokens minted as an app's backend would (TokenExpiryClockTests).
+            .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         .testTarget(name: "RewindIntegrationTests", dependencies: [
             "RewindCore", "RewindStore", "RewindLoop", "RewindClient", "RewindTestSupport",

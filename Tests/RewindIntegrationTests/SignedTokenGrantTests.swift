@@ -121,4 +121,21 @@ extension SignedTokenTests {
         XCTAssertNotEqual(badUntil.status, 0)
         XCTAssertTrue(badUntil.err.contains("--until"), badUntil.err)
     }
+
+    /// The Swift example app backend of docs/operating.md (docs/examples/app-backend-swift) mints a token the server takes.
+    func testTheSwiftExampleAppBackendsTokenLetsItsUserIn() throws {
+        let db = try TestDatabase(users: ["bob"])
+        let s = try server(db)
+        let bob = try Terminal(port: s.port)
+        try bob.hello("bob", db)
+        XCTAssertEqual(try bob.request("create_doc", [("doc", "acme:plan")])["ok"], true)
+        let minted = try runProgram(ServerProcess.binDirectory + "/app-backend-example",
+                                    [secretPath, "u-77", "Uma Example", "--docs", "acme:*=editor",
+                                     "--issuer", Self.issuer, "--audience", Self.audience])
+        XCTAssertEqual(minted.status, 0, minted.err)
+        let (uma, r) = try hello(s.port, minted.out.trimmingCharacters(in: .whitespacesAndNewlines))
+        XCTAssertEqual(r["ok"], true, JSONWriter.string(.object(r)))
+        XCTAssertEqual(r["name"], "Uma Example")
+        XCTAssertEqual(try uma.request("open", [("doc", "acme:plan")])["ok"], true, "granted by the example's --docs")
+    }
 }

@@ -99,6 +99,7 @@ final class SignedTokenTests: XCTestCase {
         let dir = NSTemporaryDirectory() + "rewind-jwt-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try (Self.secret + "\n").write(toFile: dir + "/secret", atomically: true, encoding: .utf8)
+        secretPath = dir + "/secret"
         jwksPath = dir + "/jwks.json"
         try writeJWKS()
         return try ServerProcess(database: db, arguments: [
@@ -108,6 +109,7 @@ final class SignedTokenTests: XCTestCase {
     }
 
     var jwksPath = ""
+    var secretPath = ""
 
     /// The JWKS file: the app's ES256 and EdDSA keys, and `stranger`'s as `extraKid` if given.
     func writeJWKS(extraKid: String? = nil) throws {
