@@ -135,6 +135,7 @@ extension Server {
             }
         }
         if signed, let verifier = tokens {
+            let denialsHeard = signedSessions.denialsHeard
             checkSignedToken(token, with: verifier) { [unowned self] checked in
                 guard !c.isClosed else { return processing.end() }
                 let t: AppToken
@@ -155,6 +156,7 @@ extension Server {
                     case let .success(u):
                         if u.made { self.logger.info("user made on first sight of a signed token", metadata: ["user": "\(u.name)", "iss": "\(t.issuer ?? "")"]) }
                         admit((id: u.id, name: u.displayName ?? u.name), handle: u.name, signed: t)
+                        if let s = self.sessions.session(of: c) { self.checkDenialAgain(s, t, ifHeardSince: denialsHeard) }
                     }
                 }
             }

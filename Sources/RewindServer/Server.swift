@@ -519,8 +519,7 @@ public final class Server {
 
     /// An operator denied signed tokens: the connections they opened end now.
     func tokensDenied(issuer: String?, subject: String?, tokenID: String?) {
-        for id in signedSessions.covered(issuer: issuer, subject: subject, tokenID: tokenID) {
-            signedSessions.left(id)
+        for id in signedSessions.denied(issuer: issuer, subject: subject, tokenID: tokenID) {
             sessions.session(id)?.close(reason: "unauthorized", retry: false, message: "your signed token was denied by an operator")
         }
     }

@@ -21,6 +21,8 @@ final class SignedSessions {
     }
 
     private var entries: [Int: Entry] = [:]
+    /// Operators' denials heard so far: a token checked while one came may have been checked before it was written.
+    private(set) var denialsHeard = 0
 
     subscript(_ session: Int) -> Entry? { entries[session] }
 
@@ -43,15 +45,19 @@ final class SignedSessions {
         entries[session]?.grants?.role(on: doc)
     }
 
-    /// The sessions an operator's denial covers: every token of `subject`
-    /// (of `issuer`, or of any when nil), or the token whose `jti` is `tokenID`.
-    func covered(issuer: String?, subject: String?, tokenID: String?) -> [Int] {
-        entries.compactMap { id, e in
+    /// An operator's denial was heard: the sessions it covers — every token
+    /// of `subject` (of `issuer`, or of any when nil), or the token whose
+    /// `jti` is `tokenID` — leave the table, to be ended by the caller.
+    func denied(issuer: String?, subject: String?, tokenID: String?) -> [Int] {
+        denialsHeard += 1
+        let covered: [Int] = entries.compactMap { id, e in
             if let issuer, issuer != e.issuer { return nil }
             if let subject, subject == e.subject { return id }
             if let tokenID, tokenID == e.tokenID { return id }
             return nil
         }
+        for id in covered { entries[id] = nil }
+        return covered
     }
 
     /// At `now` (seconds): the sessions to warn, with the milliseconds left, at most `lead`

@@ -28,6 +28,7 @@ extension Server {
             throw RewindError(.unauthorized, "refresh: " + TokenRefusal.malformed.message, details: ["reason": "malformed"])
         }
         let processing = c.processingGoesOn()  // what the terminal sends next waits for the new token
+        let denialsHeard = signedSessions.denialsHeard
         checkSignedToken(token, with: verifier) { [unowned self] checked in
             defer { processing.end() }
             guard !c.isClosed else { return }
@@ -44,6 +45,7 @@ extension Server {
                 let grantsChanged = t.grants != began.grants
                 self.signedSessions.refreshed(c.id, t)
                 self.metrics?.tokenChecked(nil)
+                self.checkDenialAgain(c, t, ifHeardSince: denialsHeard)
                 c.reply(Message.reply(r.id, [("expires_at", .int(Int64((t.expires * 1000).rounded())))]))
                 if grantsChanged { self.grantsChanged(c) }
             }
@@ -63,6 +65,18 @@ extension Server {
             return RewindError(.forbidden, "create_doc: no `editor` pattern of this session's token (`rewind.docs`) matches \"\(doc)\"")
         }
         return nil
+    }
+
+    /// A denial heard while `t` was being checked may have been written after
+    /// its check read the table: ask once more, and end the session if it is
+    /// denied (as the denial's notice would have, had the session existed).
+    func checkDenialAgain(_ c: Session, _ t: AppToken, ifHeardSince heard: Int) {
+        guard signedSessions.denialsHeard != heard else { return }
+        store.tokenDenied(issuer: t.issuer ?? "", subject: t.subject, id: t.id) { [unowned self] result in
+            guard case .success(true) = result, !c.isClosed else { return }
+            self.signedSessions.left(c.id)
+            c.close(reason: "unauthorized", retry: false, message: "your signed token was denied by an operator")
+        }
     }
 
     /// What checking a signed token found.
