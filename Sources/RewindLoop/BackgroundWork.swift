@@ -1,5 +1,4 @@
 import CLibUV
-import Dispatch
 import Glibc
 
 /// Work that would stall the loop (encoding a large snapshot) runs on
@@ -30,25 +29,6 @@ public enum BackgroundWork {
         }
     }
 }
-
-extension BackgroundWork {
-    /// Runs an async call (a library whose API is async: jwt-kit's keys are an
-    /// actor) to its end on the calling thread — a pool thread inside `run`'s
-    /// `work`, start-up, or a test; never the loop's.
-    public static func waitFor<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-        let box = AsyncResult<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            box.value = await body()
-            done.signal()
-        }
-        done.wait()
-        return box.value!
-    }
-}
-
-/// Written by the task before it signals, read after the wait: never at once.
-private final class AsyncResult<T>: @unchecked Sendable { var value: T? }
 
 /// A value handed to background work and let go there. A closure's captures
 /// are released when the job is freed, on the loop: 100,000 decoded log

@@ -17,25 +17,10 @@
 // with the same claims); every refusal is one of the protocol's reasons.
 
 import Crypto
-import Dispatch
 import Foundation
 
-/// The server's bridge from jwt-kit's async keys, as in RewindLoop (not linked here).
-enum BackgroundWork {
-    @discardableResult
-    static func waitFor<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-        let box = Box<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            box.value = await body()
-            done.signal()
-        }
-        done.wait()
-        return box.value!
-    }
-}
-
-private final class Box<T>: @unchecked Sendable { var value: T? }
+/// `BackgroundWork.waitFor` (RewindLoop/BackgroundWork+WaitFor.swift, built in) bridges jwt-kit's async keys; the rest of RewindLoop is not.
+enum BackgroundWork {}
 
 let secret = "the fuzzer's shared secret, 32 bytes or more"
 let jwks = #"{"keys": [{"kty": "EC", "crv": "P-256", "kid": "es", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}, {"kty": "OKP", "crv": "Ed25519", "kid": "ed", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#
