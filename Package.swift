@@ -27,6 +27,8 @@ let package = Package(
         // WebSocket framing (RFC 6455), no I/O: fed from our libuv reads. Debian ships no
         // pkg-config file for it; its header is in the default include path.
         .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
+        // HTTP/1.1 requests to the server API (RewindServer/API/HTTPParser.swift): Node's http-parser.
+        .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         // AES-256-GCM of documents' content (RewindCore/Crypto/AESGCM.swift): OpenSSL's
         // libcrypto, which libpq links already; a call costs a fraction of swift-crypto's.
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
@@ -55,7 +57,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "RewindServer", dependencies: [
-            "RewindLoop", "RewindCore", "RewindStore", "CWslay",
+            "RewindLoop", "RewindCore", "RewindStore", "CWslay", "CHTTPParser",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             // `--metrics`: swift-metrics handlers made by swift-prometheus's factory on a registry of the server's own.

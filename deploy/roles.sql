@@ -26,6 +26,8 @@ GRANT SELECT, INSERT, UPDATE ON document_editors TO rewind_server;
 GRANT EXECUTE ON FUNCTION rewind_user_for_identity(text, text, text) TO rewind_server;
 -- and refused when an operator denied it (`rewind admin token deny`, schema/019).
 GRANT SELECT ON token_denials TO rewind_server;
+-- The server API authenticates its callers by key (schema/020); keys are made by `rewind admin api-key`.
+GRANT SELECT ON api_keys TO rewind_server;
 -- Every table the server touches is granted above; DeployRoleTests runs the
 -- server as this role through every request type, so a table added without
 -- its grant fails a test rather than a deployment.

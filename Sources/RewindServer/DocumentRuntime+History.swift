@@ -28,7 +28,8 @@ extension DocumentRuntime {
     func checkedEvents<T: Sendable>(after: Int64, to: Int64? = nil, limit: Int, then: @escaping @Sendable ([Event]) -> T,
                                     _ done: @escaping (Result<T, RewindError>) -> Void)
     {
-        let last = min(to ?? committed.version, committed.version, after + Int64(limit))
+        let head = min(to ?? committed.version, committed.version)
+        let last = after >= head - Int64(limit) ? head : after + Int64(limit)  // (never past Int64: `after` may be any count a client sends)
         guard last > after else { return done(.success(then([]))) }
         walkBelowSnapshot { [self] error in
             if let error { return done(.failure(error)) }

@@ -86,6 +86,8 @@ public final class Server {
 
     private var listener: TCPListener?
     private var metricsEndpoint: MetricsEndpoint?
+    /// `--api`: the HTTP API for applications' backends (`API/`).
+    private(set) var api: ServerAPI?
     /// The end of every loop turn, in its phases (`EndOfTurn.swift`).
     private var endOfTurn: BeforeSleep?
     /// The order `endTurn` runs its phases in (a test changes it to show why it is this one).
@@ -221,8 +223,8 @@ public final class Server {
     /// a fresh server does not greet its first terminals with errors. The
     /// metrics endpoint (`--metrics`) listens at once: `/health` says why
     /// the database is not reachable meanwhile.
-    public func run(onMetricsListening: ((Int) -> Void)? = nil, onListening: ((Int) -> Void)? = nil) throws {
-        try start(onMetricsListening: onMetricsListening, onListening: onListening)
+    public func run(onMetricsListening: ((Int) -> Void)? = nil, onAPIListening: ((Int) -> Void)? = nil, onListening: ((Int) -> Void)? = nil) throws {
+        try start(onMetricsListening: onMetricsListening, onAPIListening: onAPIListening, onListening: onListening)
         loop.run()
         if let listenError { throw listenError }
         logger.info("stopped")
@@ -232,7 +234,7 @@ public final class Server {
     private var listenError: Error?
 
     /// Everything `run` does before it runs the loop: a test steps the loop itself (`EventLoop.runOnce`).
-    func start(onMetricsListening: ((Int) -> Void)? = nil, onListening: ((Int) -> Void)? = nil) throws {
+    func start(onMetricsListening: ((Int) -> Void)? = nil, onAPIListening: ((Int) -> Void)? = nil, onListening: ((Int) -> Void)? = nil) throws {
         signal(SIGPIPE, SIG_IGN)
         if config.tokenSecret != nil || config.tokenKeys != nil {
             let verifier = try TokenVerifier(secret: config.tokenSecret, jwks: config.tokenKeys)
@@ -256,6 +258,15 @@ public final class Server {
             guard self.listener == nil, !self.shuttingDown else { return }
             wait.close()
             do {
+                if let address = self.config.apiAddress {
+                    let api = ServerAPI(loop: self.loop, logger: self.logger, limits: self.config.apiLimits, clock: { [unowned self] in self.now })
+                    api.handle = { [unowned self] r, key, done in self.answerAPI(r, key: key, done) }
+                    api.lookUpKey = { [unowned self] token, done in self.store.apiKey(token, done) }
+                    let port = try api.start(host: address.host, port: address.port)
+                    self.api = api
+                    self.logger.info("API listening", metadata: ["address": "\(address.host):\(port)"])
+                    onAPIListening?(port)
+                }
                 let listener = TCPListener(loop: self.loop)
                 listener.onAcceptError = { [unowned self] code in self.admission.acceptFailed(code) }
                 try listener.listen(host: self.config.host, port: self.config.port) { [unowned self] stream in self.accept(stream) }
@@ -437,6 +448,7 @@ public final class Server {
             }
         }
         tokensSweep()
+        api?.sweep()
         admission.sweep()
         cluster.sweep(now: now)
     }
@@ -533,6 +545,7 @@ public final class Server {
         shuttingDown = true
         listener?.close()
         listener = nil
+        api?.stop()
         for s in signals { s.close() }
         signals = []
         // Refused before serving (schema, master key) or stopped during the

@@ -117,5 +117,18 @@ public struct ServerConfig: Sendable {
     /// Seconds before a signed token's `exp` that `token_expiring` is pushed (`--jwt-expiry-warning`).
     public var tokenExpiryWarning: Double = 60
 
+    /// `--api HOST:PORT`: where the server API listens (nil: nowhere); its bounds (`--api-*`).
+    public var apiAddress: (host: String, port: Int)?
+    /// Requests a second each API key may make (bursts of twice as many; `--api-requests-per-second`).
+    public var apiRequestsPerSecond = 100.0
+    var apiLimits: ServerAPI.Limits {
+        var l = ServerAPI.Limits()
+        l.rate = apiRequestsPerSecond
+        l.burst = apiRequestsPerSecond * 2
+        return l
+    }
+    /// How long a deleted document can be brought back (`POST /v1/docs/{doc}/undelete`), as `rewind admin undelete`'s default.
+    public var deletedRetentionDays = 30
+
     public init() {}
 }

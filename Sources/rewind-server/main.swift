@@ -120,6 +120,15 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Seconds before a signed token's `exp` that its session is told `token_expiring` (default 60); at `exp` without a `refresh` the session ends (`bye` token_expired).")
     var jwtExpiryWarning: Int = 60
 
+    @Option(help: "Serve the HTTP API for applications' backends on HOST:PORT, e.g. 127.0.0.1:7879 (docs/api.md; keys: `rewind admin api-key create`). Never the public port; off without it (env REWIND_API).")
+    var api: String? = env("REWIND_API")
+
+    @Option(help: "Requests a second each API key may make (a burst of twice as many); past it 429 with Retry-After (default 100).")
+    var apiRequestsPerSecond: Double = 100
+
+    @Option(help: "Days a deleted document can be brought back through the API (POST /v1/docs/{doc}/undelete; default 30, as `rewind admin undelete`).")
+    var deletedRetentionDays: Int = 30
+
     @Option(help: .hidden)
     var faultUnappliableVersion: Int64?
 
@@ -133,6 +142,10 @@ struct RewindServerCommand: ParsableCommand {
     func validate() throws {
         guard Self.splitAddress(listen) != nil else { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:7878") }
         if let metrics, Self.splitAddress(metrics) == nil { throw ValidationError("--metrics must be HOST:PORT, e.g. 127.0.0.1:9464") }
+        if let api, Self.splitAddress(api) == nil { throw ValidationError("--api must be HOST:PORT, e.g. 127.0.0.1:7879") }
+        if let api, api == listen, Self.splitAddress(api)?.1 != 0 { throw ValidationError("--api must not be the public port (--listen)") }
+        guard apiRequestsPerSecond > 0 else { throw ValidationError("--api-requests-per-second must be more than 0") }
+        guard deletedRetentionDays >= 0 else { throw ValidationError("--deleted-retention-days must be 0 or more") }
         guard typingWindow >= 0, typingWindow <= 60_000 else { throw ValidationError("--typing-window must be 0 to 60000 ms") }
         guard snapshotEvery >= 0 else { throw ValidationError("--snapshot-every must be 0 (never) or more") }
         guard undoLevels >= 0 else { throw ValidationError("--undo-levels must be 0 (unlimited) or more") }
@@ -179,6 +192,9 @@ struct RewindServerCommand: ParsableCommand {
         config.writers = writers
         config.batchesInFlight = batchesInFlight
         config.metricsAddress = metrics.flatMap(Self.splitAddress)
+        config.apiAddress = api.flatMap(Self.splitAddress)
+        config.apiRequestsPerSecond = apiRequestsPerSecond
+        config.deletedRetentionDays = deletedRetentionDays
         config.databaseTimeouts.connectMs = UInt64(dbTimeout) * 1000
         config.databaseTimeouts.statementMs = UInt64(dbTimeout) * 1000
         config.databaseTimeouts.answerMs = UInt64(dbTimeout) * 1000 + 2_000
@@ -251,6 +267,10 @@ struct RewindServerCommand: ParsableCommand {
             try server.run(onMetricsListening: { port in
                 // Before the listening line (the metrics endpoint does not wait for PostgreSQL).
                 print("rewind-server metrics on \(config.metricsAddress!.host):\(port)")
+                fflush(nil)
+            }, onAPIListening: { port in
+                // Before the listening line, with it.
+                print("rewind-server api on \(config.apiAddress!.host):\(port)")
                 fflush(nil)
             }) { port in
                 // A line on stdout that scripts and tests can wait for.

@@ -79,6 +79,8 @@ final class ServerProcess {
     private(set) var port = 0
     /// The port of `GET /metrics` and `GET /health`, when started with `--metrics`.
     private(set) var metricsPort: Int?
+    /// The server API's port, when started with `--api`.
+    private(set) var apiPort: Int?
 
     static let binDirectory: String = {
         if let dir = ProcessInfo.processInfo.environment["REWIND_BIN_DIR"] { return dir }
@@ -110,6 +112,10 @@ final class ServerProcess {
         var line = try readLine(timeout: 30)
         if let r = line.range(of: "metrics on 127.0.0.1:") {
             metricsPort = Int(line[r.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines))
+            line = try readLine(timeout: 30)
+        }
+        if let r = line.range(of: "api on 127.0.0.1:") {
+            apiPort = Int(line[r.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines))
             line = try readLine(timeout: 30)
         }
         guard let r = line.range(of: "listening on 127.0.0.1:"), let p = Int(line[r.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)) else {
@@ -407,7 +413,10 @@ func textNode(_ id: String, _ text: String) -> JSON {
 
 /// `rewind admin ARGS --database …` on the test database; its stdout (fails the test on a non-zero exit).
 @discardableResult
-func admin(_ db: TestDatabase, _ args: String...) throws -> String {
+func admin(_ db: TestDatabase, _ args: String...) throws -> String { try admin(db, args) }
+
+@discardableResult
+func admin(_ db: TestDatabase, _ args: [String]) throws -> String {
     let r = try runAdmin(db, args)
     guard r.status == 0 else { throw TestFailure("rewind admin \(args.joined(separator: " ")) exited \(r.status): \(r.err)") }
     return r.out

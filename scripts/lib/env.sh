@@ -1,7 +1,7 @@
 # Shared set-up for scripts/run, scripts/test, scripts/pg and the benchmarks.
 # Source it; it defines functions and changes nothing until they are called.
 #
-#   rewind_install_deps     apt-get what is missing (libuv, libpq, wslay, PostgreSQL, pkg-config)
+#   rewind_install_deps     apt-get what is missing (libuv, libpq, wslay, http-parser, PostgreSQL, pkg-config)
 #   rewind_start_postgres   create (once) and start the project's own cluster; export PG*
 #   rewind_stop_postgres    stop it
 #
@@ -23,7 +23,7 @@ die() { say "error: $*"; exit 1; }
 rewind_install_deps() {
     local missing=()
     # netcat-openbsd: the README's first session is typed into nc. tmux: the tests drive `rewind connect` in it.
-    for pkg in pkg-config libuv1-dev libpq-dev libwslay-dev libssl-dev liblz4-dev libjemalloc-dev postgresql netcat-openbsd tmux; do
+    for pkg in pkg-config libuv1-dev libpq-dev libwslay-dev libhttp-parser-dev libssl-dev liblz4-dev libjemalloc-dev postgresql netcat-openbsd tmux; do
         dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
     done
     if [ ${#missing[@]} -gt 0 ]; then

@@ -1,0 +1,93 @@
+import RewindCore
+import RewindLoop
+
+/// One HTTP/1.1 connection to the server API: requests read by http-parser,
+/// answered one at a time in the order they came (pipelining keeps its
+/// order), kept alive unless the client or an error says otherwise. While
+/// more than `maxQueued` requests wait, the socket is not read (back-pressure);
+/// a request left half sent past `requestTimeoutMs`, or a connection silent
+/// past `idleTimeoutMs`, is closed (`ServerAPI.sweep`).
+final class APIConnection {
+    static let maxQueued = 16
+
+    let id: Int
+    let stream: TCPStream
+    unowned let api: ServerAPI
+    let peer: String
+    private let parser: HTTPRequestParser
+    private var queue: [APIRequest] = []
+    private var answering = false
+    private(set) var isClosed = false
+    /// Monotonic ms of the last byte read or response written.
+    private(set) var lastActive: UInt64
+    /// When the request being read began (nil: none is half read).
+    private(set) var partialSince: UInt64?
+
+    init(id: Int, stream: TCPStream, api: ServerAPI, now: UInt64) {
+        self.id = id
+        self.stream = stream
+        self.api = api
+        peer = stream.peer
+        lastActive = now
+        parser = HTTPRequestParser(maxHeaderBytes: api.limits.maxHeaderBytes, maxBodyBytes: api.limits.maxBodyBytes)
+    }
+
+    func start() {
+        stream.startReading { [unowned self] data in
+            guard let data else { return self.close() }
+            self.received(data)
+        }
+    }
+
+    private func received(_ data: UnsafeRawBufferPointer) {
+        lastActive = api.now
+        do {
+            queue += try parser.feed(data)
+        } catch {
+            // Nothing after a request that cannot be read is understood: answer it, then close.
+            stream.pauseReading()
+            queue.removeAll()
+            var p = APIResponse.problem(RewindError(.badRequest, error.message), status: error.status)
+            if error.status == 405 { p.headers.append(("Allow", "GET, POST, PUT, DELETE")) }
+            return send(p, keepAlive: false)
+        }
+        partialSince = parser.inRequest ? (partialSince ?? api.now) : nil
+        if queue.count >= Self.maxQueued { stream.pauseReading() }
+        answerNext()
+    }
+
+    private func answerNext() {
+        guard !answering, !isClosed, !queue.isEmpty else { return }
+        answering = true
+        let r = queue.removeFirst()
+        api.answer(r, from: self) { [weak self] response in
+            guard let self, !self.isClosed else { return }
+            self.answering = false
+            self.send(response, keepAlive: r.keepAlive && !self.api.stopping)
+            if r.keepAlive && queue.count < Self.maxQueued { self.stream.resumeReading() }
+            self.answerNext()
+        }
+    }
+
+    private func send(_ response: APIResponse, keepAlive: Bool) {
+        guard !isClosed else { return }
+        lastActive = api.now
+        _ = stream.write([SharedBytes(response.encoded(keepAlive: keepAlive))])
+        api.answered(response.status)
+        if !keepAlive { close() }
+    }
+
+    /// A half-read request past the timeout: 408, then closed.
+    func timedOut() {
+        guard !answering else { return close() }
+        send(.problem(RewindError(.badRequest, "the request was not complete within \(api.limits.requestTimeoutMs / 1000) s"), status: 408),
+             keepAlive: false)
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        stream.close()
+        api.ended(self)
+    }
+}

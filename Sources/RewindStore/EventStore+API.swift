@@ -1,0 +1,76 @@
+import RewindCore
+
+/// What the server API (`--api`) reads and writes besides what terminals do:
+/// its keys, a document's metadata, users by name, undeleting.
+extension EventStore {
+    /// The key `token` is, if it authenticates (schema/020).
+    public func apiKey(_ token: String, _ done: @escaping (Result<APIKeys.Key?, RewindError>) -> Void) {
+        query(.init(APIKeys.lookupSQL, [token])) { result in done(result.map(APIKeys.decode)) }
+    }
+
+    /// A document's metadata, as the API shows it.
+    public struct DocumentInfo: Sendable {
+        public var doc: String
+        public var head: Int64
+        public var title: String?
+        public var owner: String
+        public var ownerID: Int64
+        /// ISO 8601 (UTC).
+        public var created: String
+        public var deleted: String?
+        public var purged: Bool
+        /// Everyone else with a role, by name.
+        public var members: [(user: String, role: String)]
+    }
+
+    /// `doc`'s metadata (nil: no such document, deleted or not).
+    public func documentInfo(_ doc: String, _ done: @escaping (Result<DocumentInfo?, RewindError>) -> Void) {
+        let iso = "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'"
+        query(.init("""
+            SELECT d.head, d.title, u.name, d.owner, to_char(d.created_at AT TIME ZONE 'UTC', \(iso)),
+                   to_char(d.deleted_at AT TIME ZONE 'UTC', \(iso)), d.purged_at IS NOT NULL,
+                   (SELECT string_agg(m.name || '=' || a.role, E'\\n' ORDER BY m.name) FROM access a JOIN users m ON m.id = a.user_id WHERE a.doc = d.id)
+            FROM documents d JOIN users u ON u.id = d.owner WHERE d.id = $1
+            """, [doc])) { result in
+            done(result.map { rows in
+                guard rows.count == 1, let head = rows.int(0, 0), let owner = rows[0, 2], let ownerID = rows.int(0, 3) else { return nil }
+                let members = (rows[0, 7] ?? "").split(separator: "\n").map { line -> (String, String) in
+                    let i = line.lastIndex(of: "=")!
+                    return (String(line[..<i]), String(line[line.index(after: i)...]))
+                }
+                return DocumentInfo(doc: doc, head: head, title: rows[0, 1], owner: owner, ownerID: ownerID, created: rows[0, 4] ?? "",
+                                    deleted: rows[0, 5], purged: rows[0, 6] == "t", members: members.map { (user: $0.0, role: $0.1) })
+            })
+        }
+    }
+
+    /// The user named `name` (nil: none; an erased user keeps only its pseudonym), and the name shown for it.
+    public func user(named name: String, _ done: @escaping (Result<(id: Int64, name: String, displayName: String?)?, RewindError>) -> Void) {
+        query(.init("SELECT id, name, display_name FROM users WHERE name = $1", [name])) { result in
+            done(result.map { rows in
+                guard rows.count == 1, let id = rows.int(0, 0), let n = rows[0, 1] else { return nil }
+                return (id: id, name: n, displayName: rows[0, 2])
+            })
+        }
+    }
+
+    public enum Undeleted: Sendable { case undeleted, notFound, notDeleted, purged, pastRetention }
+
+    /// Brings back `doc`, deleted at most `retentionDays` ago and not purged (its roles' notice tells every instance).
+    public func undelete(_ doc: String, retentionDays: Int, _ done: @escaping (Result<Undeleted, RewindError>) -> Void) {
+        query(.init("""
+            WITH d AS (SELECT id, deleted_at, purged_at FROM documents WHERE id = $1 FOR UPDATE),
+            u AS (UPDATE documents SET deleted_at = NULL FROM d
+                  WHERE documents.id = d.id AND d.deleted_at IS NOT NULL AND d.purged_at IS NULL
+                    AND d.deleted_at > now() - make_interval(days => $2::int) RETURNING 1)
+            SELECT d.deleted_at IS NOT NULL, d.purged_at IS NOT NULL, (SELECT count(*) FROM u) FROM d
+            """, [doc, String(retentionDays)])) { result in
+            done(result.map { rows in
+                guard rows.count == 1 else { return .notFound }
+                if rows[0, 2] == "1" { return .undeleted }
+                if rows[0, 0] != "t" { return .notDeleted }
+                return rows[0, 1] == "t" ? .purged : .pastRetention
+            })
+        }
+    }
+}
