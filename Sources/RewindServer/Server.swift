@@ -262,6 +262,7 @@ public final class Server {
                     let api = ServerAPI(loop: self.loop, logger: self.logger, limits: self.config.apiLimits, clock: { [unowned self] in self.now })
                     api.handle = { [unowned self] r, key, done in self.answerAPI(r, key: key, done) }
                     api.lookUpKey = { [unowned self] token, done in self.store.apiKey(token, done) }
+                    api.onAnswered = { [unowned self] status in self.metrics?.apiAnswered(status) }
                     let port = try api.start(host: address.host, port: address.port)
                     self.api = api
                     self.logger.info("API listening", metadata: ["address": "\(address.host):\(port)"])

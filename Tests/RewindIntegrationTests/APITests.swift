@@ -161,6 +161,12 @@ final class APITests: XCTestCase {
         let notAllowed = try brew.response()
         XCTAssertEqual(notAllowed.status, 405)
         XCTAssertEqual(notAllowed.headers["allow"], "GET, POST, PUT, DELETE")
+        // A request, then bytes that are not HTTP, in one write: the request is answered, then the refusal, then the end.
+        let mixed = try HTTPTestClient(port: port, key: k)
+        mixed.send(mixed.requestBytes("GET", "/v1/docs/p") + Array("BREW / HTTP/1.1\r\n\r\n".utf8))
+        XCTAssertNotEqual(try mixed.response().status, 405, "the request's own answer first (its key may be past its rate by now)")
+        XCTAssertEqual(try mixed.response().status, 405)
+        XCTAssertTrue(mixed.isClosedByServer())
         // A body over 1 MiB: 413 from its Content-Length, before it is read.
         let big = try HTTPTestClient(port: port, key: k)
         big.send(Array("POST /v1/docs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n".utf8))
@@ -173,5 +179,34 @@ final class APITests: XCTestCase {
         let terminal = try Terminal(port: s.port)
         try terminal.hello("bob", db)
         XCTAssertEqual(try terminal.request("ping")["ok"], true)
+    }
+}
+
+extension APITests {
+    /// The API served by the least-privilege role of deploy/roles.sql: every route answers, none 5xx.
+    func testTheDeployRoleServesEveryRoute() throws {
+        let db = try TestDatabase(users: ["bob", "alice"])
+        try db.db.execute(script: try String(contentsOfFile: TestDatabase.repositoryRoot + "/deploy/roles.sql", encoding: .utf8))
+        let k = try key(db, "backend", "docs:read", "docs:write", "access:write")
+        let asRole = TestDatabase(reusing: db, conninfo: db.conninfo + " user=rewind_server")
+        let s = try apiServer(asRole)
+        let api = try HTTPTestClient(port: try XCTUnwrap(s.apiPort), key: k)
+        var answers: [(String, Int)] = []
+        func call(_ method: String, _ path: String, _ body: JSON? = nil) throws {
+            let r = try api.request(method, path, body)
+            answers.append(("\(method) \(path)", r.status))
+            XCTAssertLessThan(r.status, 300, "\(method) \(path): \(String(decoding: r.body, as: UTF8.self))")
+        }
+        try call("POST", "/v1/docs", ["doc": "d", "owner": "bob"])
+        try call("GET", "/v1/docs/d")
+        try call("PUT", "/v1/docs/d/roles/alice", ["role": "editor"])
+        try call("POST", "/v1/docs/d/submit", ["tx": "1", "base": 0, "user": "alice", "ops": [textNode("t", "x")]])
+        try call("POST", "/v1/docs/d/submit", ["tx": "2", "base": 1, "ops": [["op": "set", "node": "root", "key": "k", "value": 1]]])
+        try call("GET", "/v1/docs/d/state?version=1")
+        try call("GET", "/v1/docs/d/events")
+        try call("DELETE", "/v1/docs/d/roles/alice")
+        try call("DELETE", "/v1/docs/d")
+        try call("POST", "/v1/docs/d/undelete")
+        XCTAssertEqual(answers.count, 10)
     }
 }

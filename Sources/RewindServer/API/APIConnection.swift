@@ -16,6 +16,8 @@ final class APIConnection {
     let peer: String
     private let parser: HTTPRequestParser
     private var queue: [APIRequest] = []
+    /// Why the bytes stopped being HTTP: answered after the requests before it, then the connection ends.
+    private var refusal: APIResponse?
     private var answering = false
     private(set) var isClosed = false
     /// Monotonic ms of the last byte read or response written.
@@ -41,15 +43,16 @@ final class APIConnection {
 
     private func received(_ data: UnsafeRawBufferPointer) {
         lastActive = api.now
-        do {
-            queue += try parser.feed(data)
-        } catch {
-            // Nothing after a request that cannot be read is understood: answer it, then close.
+        let (requests, failure) = parser.feed(data)
+        queue += requests
+        if let failure {
+            // Nothing after it is understood: stop reading; it is answered after what came before it.
             stream.pauseReading()
-            queue.removeAll()
-            var p = APIResponse.problem(RewindError(.badRequest, error.message), status: error.status)
-            if error.status == 405 { p.headers.append(("Allow", "GET, POST, PUT, DELETE")) }
-            return send(p, keepAlive: false)
+            var p = APIResponse.problem(RewindError(.badRequest, failure.message), status: failure.status)
+            if failure.status == 405 { p.headers.append(("Allow", "GET, POST, PUT, DELETE")) }
+            refusal = p
+            partialSince = nil
+            return answerNext()
         }
         partialSince = parser.inRequest ? (partialSince ?? api.now) : nil
         if queue.count >= Self.maxQueued { stream.pauseReading() }
@@ -57,14 +60,18 @@ final class APIConnection {
     }
 
     private func answerNext() {
-        guard !answering, !isClosed, !queue.isEmpty else { return }
+        guard !answering, !isClosed else { return }
+        guard !queue.isEmpty else {
+            if let refusal { send(refusal, keepAlive: false) }
+            return
+        }
         answering = true
         let r = queue.removeFirst()
         api.answer(r, from: self) { [weak self] response in
             guard let self, !self.isClosed else { return }
             self.answering = false
             self.send(response, keepAlive: r.keepAlive && !self.api.stopping)
-            if r.keepAlive && queue.count < Self.maxQueued { self.stream.resumeReading() }
+            if r.keepAlive && self.refusal == nil && queue.count < Self.maxQueued { self.stream.resumeReading() }
             self.answerNext()
         }
     }

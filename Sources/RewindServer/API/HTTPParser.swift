@@ -122,31 +122,27 @@ final class HTTPRequestParser {
         url = []; headers = []; body = []; headerBytes = 0; inRequest = false
     }
 
-    /// The requests the bytes complete, in order.
-    func feed(_ data: UnsafeRawBufferPointer) throws(Failure) -> [APIRequest] {
-        if let failure { throw failure }
+    /// The requests the bytes complete, in order, and — once the bytes stop
+    /// being HTTP — why: the requests before it are still answered, then the
+    /// refusal, then the connection ends (nothing after it is understood).
+    /// How the bytes were cut into pieces changes neither (the fuzz target checks).
+    func feed(_ data: UnsafeRawBufferPointer) -> (requests: [APIRequest], failure: Failure?) {
+        defer { done = [] }
+        if failure != nil { return ([], nil) }  // said once
         parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         let used = http_parser_execute(parser, settings, data.baseAddress?.assumingMemoryBound(to: CChar.self), data.count)
-        if let failure { throw failure }
-        let errno = http_errno(rawValue: parser.pointee.http_errno)
-        if errno == HPE_INVALID_METHOD {
-            // A method HTTP/1.1's parser does not know (QUERY, BREW): allowed on no resource here.
-            let f = Failure(status: 405, message: "this API takes GET, POST, PUT and DELETE")
-            failure = f
-            throw f
+        if failure == nil {
+            let errno = http_errno(rawValue: parser.pointee.http_errno)
+            if errno == HPE_INVALID_METHOD {
+                // A method HTTP/1.1's parser does not know (QUERY, BREW): allowed on no resource here.
+                failure = Failure(status: 405, message: "this API takes GET, POST, PUT and DELETE")
+            } else if errno != HPE_OK {
+                failure = Failure(status: 400, message: "not an HTTP/1.1 request: " + String(cString: http_errno_description(errno)))
+            } else if parser.pointee.upgrade != 0 || used != data.count {
+                failure = Failure(status: 400, message: "this listener takes no upgrades (the WebSocket protocol is on the public port)")
+            }
         }
-        if errno != HPE_OK {
-            let f = Failure(status: 400, message: "not an HTTP/1.1 request: " + String(cString: http_errno_description(errno)))
-            failure = f
-            throw f
-        }
-        if parser.pointee.upgrade != 0 || used != data.count {
-            let f = Failure(status: 400, message: "this listener takes no upgrades (the WebSocket protocol is on the public port)")
-            failure = f
-            throw f
-        }
-        defer { done = [] }
-        return done
+        return (done, failure)
     }
 
     /// The path's segments, percent-decoded, and the query's pairs (`+` is a space in a query).

@@ -41,6 +41,8 @@ final class ServerMetrics {
     private let undoTime: [any TimerHandler]
     /// Signed tokens checked (hello and refresh), by result: `accepted` or the refusal's reason.
     private let tokenResults: [String: any CounterHandler]
+    private var apiResponses: [String: any CounterHandler]
+    private let makeAPICounter: (String) -> any CounterHandler
     /// Made when first needed: a label set nobody used shows no line.
     private var requestCounters: [Int: any CounterHandler] = [:]
     private var errorCounters: [Int: any CounterHandler] = [:]
@@ -72,6 +74,9 @@ final class ServerMetrics {
         tokenResults = Dictionary(uniqueKeysWithValues: (["accepted"] + TokenRefusal.allCases.map(\.rawValue)).map { result in
             (result, r.makeCounter(descriptor: tokens, labels: [("result", result)]))
         })
+        let api = named("rewind_api_responses_total", "Responses of the server API (--api), by HTTP status.")
+        makeAPICounter = { status in r.makeCounter(descriptor: api, labels: [("status", status)]) }
+        apiResponses = Dictionary(uniqueKeysWithValues: ["200", "201", "400", "401", "403", "404", "405", "409", "429"].map { ($0, r.makeCounter(descriptor: api, labels: [("status", $0)])) })
     }
 
     // MARK: Recorded at once (per batch, per undo)
@@ -85,6 +90,13 @@ final class ServerMetrics {
     /// A signed token was checked: accepted (nil) or refused for `refusal`.
     func tokenChecked(_ refusal: TokenRefusal?) {
         tokenResults[refusal?.rawValue ?? "accepted"]?.increment(by: 1)
+    }
+
+    /// The server API answered with `status`.
+    func apiAnswered(_ status: Int) {
+        let key = String(status)
+        if apiResponses[key] == nil { apiResponses[key] = makeAPICounter(key) }  // one counter per status seen
+        apiResponses[key]!.increment(by: 1)
     }
 
     /// An undo (or redo) was answered, `nanoseconds` after it started.
