@@ -57,6 +57,17 @@ $$;
 
 
 --
+-- Name: rewind_followable_below(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_followable_below() RETURNS bigint
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20
+$$;
+
+
+--
 -- Name: rewind_hash_field(text); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -106,6 +117,24 @@ BEGIN
         RAISE EXCEPTION 'no user %', bad USING ERRCODE = 'foreign_key_violation';
     END IF;
     RETURN NULL;
+END $$;
+
+
+--
+-- Name: rewind_log_position(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_log_position() RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    n bigint := coalesce(nullif(current_setting('rewind.log_position', true), ''), '0')::bigint + 1;
+BEGIN
+    IF n >= 1048576 THEN
+        RAISE EXCEPTION 'one transaction appends at most 1048575 entries to the log (their positions)';
+    END IF;
+    PERFORM set_config('rewind.log_position', n::text, true);
+    RETURN (pg_current_xact_id()::text::bigint << 20) | n;
 END $$;
 
 
@@ -393,6 +422,7 @@ CREATE TABLE public.log (
     meta text,
     "time" timestamp with time zone NOT NULL,
     hash bytea NOT NULL,
+    "position" bigint DEFAULT public.rewind_log_position() NOT NULL,
     CONSTRAINT log_check CHECK (((entry = 'mark'::text) OR ((version > 0) AND (kind = ANY (ARRAY['edit'::text, 'undo'::text, 'redo'::text, 'restore'::text])) AND (grp IS NOT NULL) AND (tx <> ''::text) AND (tx_digest IS NOT NULL) AND (base >= 0) AND (base < version) AND (ops IS NOT NULL) AND (inverse IS NOT NULL)))),
     CONSTRAINT log_check1 CHECK (((entry = 'event'::text) OR ((kind = ANY (ARRAY['close'::text, 'rename'::text, 'clear'::text])) AND (base IS NULL) AND (ops IS NULL)))),
     CONSTRAINT log_entry_check CHECK ((entry = ANY (ARRAY['event'::text, 'mark'::text]))),
@@ -784,6 +814,13 @@ CREATE UNIQUE INDEX log_event_version ON public.log USING btree (doc, version) W
 --
 
 CREATE UNIQUE INDEX log_mark_tx ON public.log USING btree (doc, user_id, tx) WHERE ((entry = 'mark'::text) AND (tx IS NOT NULL));
+
+
+--
+-- Name: log_position; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX log_position ON public.log USING btree ("position");
 
 
 --

@@ -274,6 +274,10 @@ enum LogRows {
     /// user_id, tx)` (schema/008) still refuse a transaction appended twice;
     /// a batch they refuse is sent again as `appendCheckedSQL`, which finds
     /// and reports the repeat.
+    ///
+    /// Each row's position (schema/021) is written here rather than by the
+    /// column's default — the transaction's id and the row's rank in the
+    /// batch, document by document in `seq` order — one INSERT a transaction.
     static let appendSQL = """
         WITH rows AS (
             SELECT * FROM unnest($7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::bigint[], $13::text[],
@@ -285,9 +289,10 @@ enum LogRows {
             SELECT * FROM rewind_claim_heads($1::text[], $2::bigint[], $3::bytea[], $4::bigint[], $5::bigint[], $6::bytea[])
         ), ins AS (
             INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops,
-                             inverse, refers, meta, time, hash)
+                             inverse, refers, meta, time, hash, position)
             SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
-                   r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash
+                   r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash,
+                   (pg_current_xact_id()::text::bigint << 20) | row_number() OVER (ORDER BY r.doc, r.seq)
             FROM rows r WHERE r.doc IN (SELECT claim.doc FROM claim WHERE claim.claimed)
         )
         SELECT claim.doc, claim.claimed, claim.seq, NULL::bigint, NULL::text FROM claim
@@ -343,9 +348,10 @@ enum LogRows {
             RETURNING d.id
         ), ins AS (
             INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops,
-                             inverse, refers, meta, time, hash)
+                             inverse, refers, meta, time, hash, position)
             SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
-                   r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash
+                   r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash,
+                   (pg_current_xact_id()::text::bigint << 20) | row_number() OVER (ORDER BY r.doc, r.seq)
             FROM rows r WHERE r.doc IN (SELECT id FROM claim)
         )
         SELECT c.doc, c.doc IN (SELECT id FROM claim), d.seq, NULL::bigint, NULL::text

@@ -187,7 +187,7 @@ extension APITests {
     func testTheDeployRoleServesEveryRoute() throws {
         let db = try TestDatabase(users: ["bob", "alice"])
         try db.db.execute(script: try String(contentsOfFile: TestDatabase.repositoryRoot + "/deploy/roles.sql", encoding: .utf8))
-        let k = try key(db, "backend", "docs:read", "docs:write", "access:write")
+        let k = try key(db, "backend", "docs:read", "docs:write", "access:write", "events:read")
         let asRole = TestDatabase(reusing: db, conninfo: db.conninfo + " user=rewind_server")
         let s = try apiServer(asRole)
         let api = try HTTPTestClient(port: try XCTUnwrap(s.apiPort), key: k)
@@ -208,5 +208,10 @@ extension APITests {
         try call("DELETE", "/v1/docs/d")
         try call("POST", "/v1/docs/d/undelete")
         XCTAssertEqual(answers.count, 10)
+        // The log followed by position, as that role.
+        let feed = try HTTPTestClient(port: try XCTUnwrap(s.apiPort), key: k)
+        feed.send(feed.requestBytes("GET", "/v1/events"))
+        XCTAssertEqual(try feed.response().status, 200)
+        XCTAssertEqual(feed.events(2).compactMap { $0.data["version"]?.intValue }, [1, 2])
     }
 }

@@ -87,6 +87,38 @@ final class HTTPTestClient {
         return Response(status: status, headers: headers, body: body)
     }
 
+    /// Server-Sent Events read after a streamed response's head: `(id, data)` of
+    /// each event (comments skipped), until `count` of them or `seconds` pass.
+    func events(_ count: Int, within seconds: Double = 10) -> [(id: String?, data: JSONObject)] {
+        var out: [(id: String?, data: JSONObject)] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        var tv = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        defer {
+            var ten = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &ten, socklen_t(MemoryLayout<timeval>.size))
+        }
+        while out.count < count {
+            if let end = Self.find([10, 10], in: buffer) {
+                let block = String(decoding: buffer[..<end], as: UTF8.self)
+                buffer.removeFirst(end + 2)
+                var id: String?, data: String?
+                for line in block.split(separator: "\n") {
+                    if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
+                    if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+                }
+                if let data, let o = (try? JSONParser.parse(data))?.objectValue { out.append((id, o)) }
+                continue
+            }
+            guard Date() < deadline else { break }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { break }
+            if n > 0 { buffer += chunk[..<n] }
+        }
+        return out
+    }
+
     /// Whether the server closed the connection (reads end of stream within a second).
     func isClosedByServer() -> Bool {
         var tv = timeval(tv_sec: 1, tv_usec: 0)

@@ -7,8 +7,10 @@ import RewindLoop
 /// more than `maxQueued` requests wait, the socket is not read (back-pressure);
 /// a request left half sent past `requestTimeoutMs`, or a connection silent
 /// past `idleTimeoutMs`, is closed (`ServerAPI.sweep`).
-final class APIConnection {
+final class APIConnection: APIStreamSink {
     static let maxQueued = 16
+    /// Bytes of a stream the peer may leave unread before it is cut.
+    static let maxUnreadStreamBytes = 1 << 20
 
     let id: Int
     let stream: TCPStream
@@ -24,6 +26,10 @@ final class APIConnection {
     private(set) var lastActive: UInt64
     /// When the request being read began (nil: none is half read).
     private(set) var partialSince: UInt64?
+    /// A streamed response is under way: no other request is read or answered.
+    private(set) var streaming = false
+    /// Bytes handed to the socket and not yet written (libuv holds them).
+    private var unwritten = 0
 
     init(id: Int, stream: TCPStream, api: ServerAPI, now: UInt64) {
         self.id = id
@@ -35,6 +41,7 @@ final class APIConnection {
     }
 
     func start() {
+        stream.onQueuedWritten = { [unowned self] bytes, _ in self.unwritten -= bytes }
         stream.startReading { [unowned self] data in
             guard let data else { return self.close() }
             self.received(data)
@@ -79,10 +86,36 @@ final class APIConnection {
     private func send(_ response: APIResponse, keepAlive: Bool) {
         guard !isClosed else { return }
         lastActive = api.now
-        _ = stream.write([SharedBytes(response.encoded(keepAlive: keepAlive))])
+        unwritten += stream.write([SharedBytes(response.encoded(keepAlive: keepAlive))])
         api.answered(response.status)
+        if let body = response.stream {
+            // Nothing else on this connection: what the peer sends is not read, the stream runs until it leaves.
+            streaming = true
+            answering = true
+            queue.removeAll()
+            stream.startReading { [unowned self] data in if data == nil { self.close() } }  // its end, nothing more
+            return body(self)
+        }
         if !keepAlive { close() }
     }
+
+    // MARK: A streamed response (APIStreamSink)
+
+    var isOpen: Bool { !isClosed }
+
+    @discardableResult
+    func write(_ bytes: [UInt8]) -> Bool {
+        guard !isClosed else { return false }
+        guard unwritten <= Self.maxUnreadStreamBytes, !stream.writeFailed else {
+            close()  // a follower that stopped reading: cut, it resumes from its last position
+            return false
+        }
+        lastActive = api.now
+        unwritten += stream.write([SharedBytes(bytes)])
+        return true
+    }
+
+    func end() { close() }
 
     /// A half-read request past the timeout: 408, then closed.
     func timedOut() {

@@ -7,6 +7,10 @@ struct APIResponse {
     var headers: [(String, String)] = []
     var contentType = "application/json"
     var body: [UInt8]
+    /// A body streamed until the connection ends (Server-Sent Events): given
+    /// the sink once the head is written. The head says no length, and the
+    /// connection closes when the stream does.
+    var stream: ((APIStreamSink) -> Void)?
 
     static func json(_ status: Int, _ value: JSON, headers: [(String, String)] = []) -> APIResponse {
         APIResponse(status: status, headers: headers, body: JSONWriter.encode(value) + [0x0A])
@@ -45,13 +49,23 @@ struct APIResponse {
         429: "Too Many Requests", 431: "Request Header Fields Too Large", 500: "Internal Server Error", 503: "Service Unavailable",
     ]
 
-    /// The whole response on the wire.
+    /// The whole response on the wire (of a stream, its head).
     func encoded(keepAlive: Bool) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(Self.reasons[status] ?? "Status")\r\n"
-        head += "Content-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n"
-        head += keepAlive ? "" : "Connection: close\r\n"
+        head += "Content-Type: \(contentType)\r\n"
+        head += stream == nil ? "Content-Length: \(body.count)\r\n" : ""
+        head += keepAlive && stream == nil ? "" : "Connection: close\r\n"
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
         head += "\r\n"
         return Array(head.utf8) + body
     }
+}
+
+/// Where a streamed response's bytes go (`APIConnection`): `write` says false
+/// once the peer has left, or has let more than the bound wait unread (it is
+/// then cut: a follower resumes from the last position it saw).
+protocol APIStreamSink: AnyObject {
+    @discardableResult func write(_ bytes: [UInt8]) -> Bool
+    var isOpen: Bool { get }
+    func end()
 }

@@ -15,6 +15,18 @@ extension Server {
 
     func answerAPI(_ r: APIRequest, key: APIKeys.Key, _ done: @escaping APIAnswer) {
         let s = r.segments
+        if s == ["v1", "events"] {
+            guard r.method == "GET" else {
+                var p = APIResponse.problem(RewindError(.badRequest, "\(r.method) is not allowed here (GET)"), status: 405)
+                p.headers.append(("Allow", "GET"))
+                return done(p)
+            }
+            guard key.scopes.contains(.eventsRead) else {
+                return done(.problem(RewindError(.forbidden, "key \(key.name) lacks the scope events:read", details: ["scope": "events:read"])))
+            }
+            do throws(RewindError) { try apiFollow(r, key: key, done) } catch { done(.problem(error)) }
+            return
+        }
         guard s.count >= 2, s[0] == "v1", s[1] == "docs" else {
             return done(.problem(.notFound("no route \(r.method) \(r.target.split(separator: "?").first ?? "") (docs/api/openapi.yaml lists them)")))
         }
@@ -63,6 +75,33 @@ extension Server {
         } catch {
             done(.problem(error))
         }
+    }
+
+    // MARK: Following the log
+
+    /// GET /v1/events?after=P&doc_prefix=… (or `Last-Event-ID: P`) → Server-Sent Events, one an entry,
+    /// `id:` its position; content (`ops`) only for a key that may read documents (docs:read).
+    func apiFollow(_ r: APIRequest, key: APIKeys.Key, _ done: @escaping APIAnswer) throws(RewindError) {
+        var after = try apiInt(r, "after") ?? 0
+        if let last = r.header("last-event-id"), !last.isEmpty {
+            guard let p = Int64(last), p >= 0 else { throw .badRequest("`Last-Event-ID` must be a position (a whole number of 0 or more)") }
+            after = p
+        }
+        let prefix = r.query["doc_prefix"].flatMap { $0.isEmpty ? nil : $0 }
+        if let prefix, prefix.utf8.count > config.limits.maxNameBytes { throw .badRequest("`doc_prefix` is longer than \(config.limits.maxNameBytes) bytes") }
+        guard let api else { throw RewindError(.unavailable, "the API is stopping") }
+        let content = key.scopes.contains(.docsRead) ? DocumentKeys(master: store.keys.master) : nil
+        var response = APIResponse(status: 200, headers: [("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")],
+                                   contentType: "text/event-stream", body: [])
+        response.stream = { [unowned self] sink in
+            let follower = LogFollower(sink: sink, loop: self.loop, conninfo: self.config.conninfo, content: content, after: after,
+                                       prefix: prefix, clock: { [unowned self] in self.now }) { [weak api] f in
+                api?.followers[ObjectIdentifier(f)] = nil
+            }
+            api.followers[ObjectIdentifier(follower)] = follower
+            follower.start()
+        }
+        done(response)
     }
 
     // MARK: Reading requests

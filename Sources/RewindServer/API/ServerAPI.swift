@@ -28,6 +28,8 @@ final class ServerAPI {
     private var connections: [Int: APIConnection] = [:]
     private var nextID = 1
     private var buckets: [Int64: TokenBucket] = [:]
+    /// `GET /v1/events` streams under way.
+    var followers: [ObjectIdentifier: LogFollower] = [:]
     /// Stopped accepting (shutdown): responses say `Connection: close`.
     private(set) var stopping = false
     /// The server's answer to an authenticated request (set by `Server`).

@@ -1,0 +1,115 @@
+import Foundation
+import XCTest
+@testable import RewindCore
+@testable import RewindStore
+
+/// Following the log (PROTOCOL.md, "Following the log"; schema/021): every
+/// committed entry by position, none skipped and none twice — over
+/// Server-Sent Events (`GET /v1/events`) and `rewind admin follow` — even
+/// when two writers commit out of order.
+final class FollowTests: XCTestCase {
+    func key(_ db: TestDatabase, _ name: String, _ scopes: String...) throws -> String {
+        try admin(db, ["api-key", "create", name] + scopes.flatMap { ["--scope", $0] }).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The writer a document's commits go through (EventStore's FNV-1a of the id, modulo the writers).
+    func writer(of doc: String, writers: UInt64 = 2) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in doc.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        return h % writers
+    }
+
+    func follow(_ port: Int, _ key: String, _ query: String = "", lastEventID: String? = nil) throws -> HTTPTestClient {
+        let c = try HTTPTestClient(port: port, key: key)
+        c.send(c.requestBytes("GET", "/v1/events" + query, headers: lastEventID.map { ["Last-Event-ID": $0] } ?? [:]))
+        let head = try c.response()
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.headers["content-type"], "text/event-stream")
+        return c
+    }
+
+    func testAWriterThatCommitsLateIsNotSkipped() throws {
+        let db = try TestDatabase(users: ["alice"])
+        let s = try ServerProcess(database: db, arguments: ["--api", "127.0.0.1:0", "--writers", "2"])
+        let k = try key(db, "feed", "events:read", "docs:read")
+        // Two documents on different writer connections.
+        let a = (0..<50).map { "a\($0)" }.first { writer(of: $0) == 0 }!
+        let b = (0..<50).map { "b\($0)" }.first { writer(of: $0) == 1 }!
+        let t = try Terminal(port: s.port)
+        _ = try t.hello("alice", db)
+        for d in [a, b] {
+            XCTAssertEqual(try t.request("create_doc", [("doc", .string(d))])["ok"], true)
+            XCTAssertEqual(try t.request("open", [("doc", .string(d))])["ok"], true)
+        }
+        let feed = try follow(try XCTUnwrap(s.apiPort), k)
+
+        // Writer 0's batch for `a` takes its transaction id, then waits on the row the test holds.
+        let holder = try Database(db.conninfo)
+        try holder.query("BEGIN")
+        try holder.query("SELECT 1 FROM documents WHERE id = $1 FOR UPDATE", [a])
+        let late = try Terminal(port: s.port)
+        _ = try late.hello("alice", db, client: "late")
+        late.send(["id": 99, "type": "submit", "doc": .string(a), "tx": "late", "base": 0, "ops": [textNode("t", "late")]])
+        Thread.sleep(forTimeInterval: 0.5)
+        // Writer 1 commits `b` meanwhile: later transaction id, committed first.
+        XCTAssertEqual(try t.submit(b, tx: "early", base: 0, [textNode("t", "early")]), 1)
+        let meanwhile = feed.events(1, within: 1.5)
+        XCTAssertTrue(meanwhile.isEmpty, "nothing is followable past the transaction still open: \(meanwhile.map(\.data))")
+
+        try holder.query("COMMIT")
+        let got = feed.events(2, within: 10)
+        XCTAssertEqual(got.map { $0.data["doc"]?.stringValue }, [a, b], "the late commit first: it began first")
+        let positions = got.compactMap { $0.id.flatMap { Int64($0) } }
+        XCTAssertEqual(positions.count, 2)
+        if positions.count == 2 { XCTAssertLessThan(positions[0], positions[1]) }
+        XCTAssertEqual(got.map { $0.data["position"]?.intValue }, positions.map { $0 })
+        XCTAssertEqual(got.first?.data["ops"]?.arrayValue?.first?.objectValue?["text"], "late", "docs:read: ops opened")
+    }
+
+    func testAFollowerResumesByPositionAndSeesEachEntryOnce() throws {
+        let db = try TestDatabase(users: ["alice"])
+        let s = try ServerProcess(database: db, arguments: ["--api", "127.0.0.1:0"])
+        let port = try XCTUnwrap(s.apiPort)
+        let withContent = try key(db, "feed", "events:read", "docs:read")
+        let eventsOnly = try key(db, "meta", "events:read")
+        let noEvents = try key(db, "docs", "docs:read")
+        let t = try Terminal(port: s.port)
+        _ = try t.hello("alice", db)
+        for d in ["acme:1", "acme:2", "globex:1"] {
+            XCTAssertEqual(try t.request("create_doc", [("doc", .string(d))])["ok"], true)
+            XCTAssertEqual(try t.request("open", [("doc", .string(d))])["ok"], true)
+            _ = try t.submit(d, tx: "\(d)-1", base: 0, [textNode("t", d)])
+            _ = try t.submit(d, tx: "\(d)-2", base: 1, [["op": "set", "node": "root", "key": "k", "value": 2]])
+        }
+        let all = try follow(port, withContent).events(6)
+        XCTAssertEqual(all.count, 6)
+        XCTAssertEqual(Set(all.compactMap { $0.data["doc"]?.stringValue }), ["acme:1", "acme:2", "globex:1"])
+        XCTAssertEqual(all.compactMap { $0.id.flatMap { Int64($0) } }, all.compactMap { $0.id.flatMap { Int64($0) } }.sorted())
+        XCTAssertNotNil(all[0].data["ops"], "docs:read: content")
+        XCTAssertNil(try follow(port, eventsOnly).events(1).first?.data["ops"], "events:read alone: no content")
+        let refused = try HTTPTestClient(port: port, key: noEvents).request("GET", "/v1/events")
+        XCTAssertEqual(refused.status, 403)
+
+        // Resumed after the third: exactly the other three, then what comes next.
+        let third = try XCTUnwrap(all[2].id)
+        let resumed = try follow(port, withContent, lastEventID: third)
+        XCTAssertEqual(resumed.events(3).map(\.id), all[3...].map(\.id))
+        _ = try t.submit("acme:1", tx: "acme:1-3", base: 2, [["op": "set", "node": "root", "key": "k", "value": 3]])
+        let next = resumed.events(1)
+        XCTAssertEqual(next.first?.data["version"], 3)
+        XCTAssertEqual(next.first?.data["user"], "alice")
+        // By prefix.
+        let acme = try follow(port, withContent, "?doc_prefix=acme:").events(5)
+        XCTAssertEqual(acme.count, 5)
+        XCTAssertTrue(acme.allSatisfy { $0.data["doc"]?.stringValue?.hasPrefix("acme:") == true })
+
+        // `rewind admin follow`: killed (it stops once caught up) and run again with --after: each entry once.
+        let first = try admin(db, "follow", "--caught-up", "--after", "0").split(separator: "\n")
+        XCTAssertEqual(first.count, 7)
+        let lastSeen = try XCTUnwrap((try JSONParser.parse(String(first.last!))).objectValue?["position"]?.intValue)
+        _ = try t.submit("globex:1", tx: "g-3", base: 2, [["op": "set", "node": "root", "key": "k", "value": 3]])
+        let rest = try admin(db, "follow", "--caught-up", "--after", String(lastSeen)).split(separator: "\n")
+        XCTAssertEqual(rest.count, 1)
+        XCTAssertEqual((try JSONParser.parse(String(rest[0]))).objectValue?["doc"], "globex:1")
+    }
+}
