@@ -112,4 +112,25 @@ final class FollowTests: XCTestCase {
         XCTAssertEqual(rest.count, 1)
         XCTAssertEqual((try JSONParser.parse(String(rest[0]))).objectValue?["doc"], "globex:1")
     }
+
+    /// docs/examples/search_index.py, an app backend's search index kept from the feed, run as a backend would run it.
+    func testTheExampleSearchIndexFollowsTheLog() throws {
+        let db = try TestDatabase(users: ["alice"])
+        let s = try ServerProcess(database: db, arguments: ["--api", "127.0.0.1:0"])
+        let k = try key(db, "search", "events:read", "docs:read")
+        let t = try Terminal(port: s.port)
+        _ = try t.hello("alice", db)
+        for (d, text) in [("notes/1", "Quarterly plan draft"), ("notes/2", "Plan for the offsite")] {
+            XCTAssertEqual(try t.request("create_doc", [("doc", .string(d))])["ok"], true)
+            XCTAssertEqual(try t.request("open", [("doc", .string(d))])["ok"], true)
+            _ = try t.submit(d, tx: d, base: 0, [textNode("t", text)])
+        }
+        let run = try runProgram("/usr/bin/python3", [TestDatabase.repositoryRoot + "/docs/examples/search_index.py",
+                                                      "http://127.0.0.1:\(try XCTUnwrap(s.apiPort))", k, "--idle", "2"])
+        XCTAssertEqual(run.status, 0, run.err)
+        let index = try XCTUnwrap((try JSONParser.parse(run.out.trimmingCharacters(in: .whitespacesAndNewlines))).objectValue)
+        XCTAssertEqual(index["plan"], ["notes/1", "notes/2"])
+        XCTAssertEqual(index["offsite"], ["notes/2"])
+        XCTAssertEqual(index["quarterly"], ["notes/1"])
+    }
 }

@@ -20,15 +20,7 @@ final class HTTPTestClient {
 
     init(port: Int, key: String? = nil) throws {
         self.key = key
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { throw TestFailure("cannot connect to the API on \(port)") }
-        var tv = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        fd = try connectedSocket(port: port, timeout: 10)
     }
 
     deinit { close(fd) }
@@ -44,14 +36,7 @@ final class HTTPTestClient {
         return Array(head.utf8) + bytes
     }
 
-    func send(_ bytes: [UInt8]) {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return }
-            sent += n
-        }
-    }
+    func send(_ bytes: [UInt8]) { writeAll(fd, bytes) }
 
     @discardableResult
     func request(_ method: String, _ path: String, _ body: JSON? = nil, headers: [String: String] = [:]) throws -> Response {

@@ -193,6 +193,16 @@ struct TestFailure: Error, CustomStringConvertible {
 }
 
 /// A blocking TCP socket connected to 127.0.0.1:`port`, reads timing out after `timeout` s.
+/// Writes all of `bytes` to `fd` (stops if the peer has gone).
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    var sent = 0
+    while sent < bytes.count {
+        let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { return }
+        sent += n
+    }
+}
+
 func connectedSocket(port: Int, receiveBuffer: Int32? = nil, timeout: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     if var size = receiveBuffer {
@@ -311,14 +321,7 @@ protocol MessageTerminal: AnyObject {
 
 extension MessageTerminal {
     /// Writes bytes as they are, all of them (a line cut short, a frame by hand).
-    func sendRaw(_ bytes: [UInt8]) {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return }
-            sent += n
-        }
-    }
+    func sendRaw(_ bytes: [UInt8]) { writeAll(fd, bytes) }
 
     /// Sends a request and returns its reply; pushes that arrive first are kept in `pushes`.
     @discardableResult
