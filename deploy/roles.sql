@@ -28,6 +28,8 @@ GRANT EXECUTE ON FUNCTION rewind_user_for_identity(text, text, text) TO rewind_s
 GRANT SELECT ON token_denials TO rewind_server;
 -- The server API authenticates its callers by key (schema/020); keys are made by `rewind admin api-key`.
 GRANT SELECT ON api_keys TO rewind_server;
+-- Positions of log entries are offset by log_position_base (schema/021), read with each append.
+GRANT SELECT ON log_position_base TO rewind_server;
 -- Every table the server touches is granted above; DeployRoleTests runs the
 -- server as this role through every request type, so a table added without
 -- its grant fails a test rather than a deployment.

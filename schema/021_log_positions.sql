@@ -15,10 +15,24 @@
 -- open anywhere in the cluster holds followers back until it ends, as it
 -- holds back vacuum.
 --
+-- Transaction ids belong to the cluster, not the database: a database
+-- restored from a dump into a new cluster (pg_dump, pg_restore) meets ids
+-- smaller than the ones its positions were made of. So they are offset by
+-- `log_position_base.base`, which `rewind_log_positions_repair()` raises when
+-- the log's newest position is not below what new transactions would make —
+-- `rewind admin migrate` runs it every time, and a server refuses to start
+-- until it has (Migrations.positionsCheckSQL).
+--
 -- The server's append statement (LogRows.appendSQL) writes positions itself
 -- (its one INSERT a transaction ranks the batch's rows); any other writer —
 -- `rewind admin import`, an operator's SQL — gets them from the column's
 -- default, counted per transaction.
+CREATE TABLE log_position_base (
+    one   boolean PRIMARY KEY DEFAULT true CHECK (one),  -- one row
+    base  bigint NOT NULL DEFAULT 0 CHECK (base >= 0)
+);
+INSERT INTO log_position_base DEFAULT VALUES;
+
 CREATE FUNCTION rewind_log_position() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     n bigint := coalesce(nullif(current_setting('rewind.log_position', true), ''), '0')::bigint + 1;
@@ -27,13 +41,28 @@ BEGIN
         RAISE EXCEPTION 'one transaction appends at most 1048575 entries to the log (their positions)';
     END IF;
     PERFORM set_config('rewind.log_position', n::text, true);
-    RETURN (pg_current_xact_id()::text::bigint << 20) | n;
+    RETURN ((pg_current_xact_id()::text::bigint + (SELECT base FROM log_position_base)) << 20) | n;
 END $$;
 
 -- Below this, every entry there will ever be is in the log now.
 CREATE FUNCTION rewind_followable_below() RETURNS bigint LANGUAGE sql STABLE AS $$
-    SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20
+    SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint + (SELECT base FROM log_position_base)) << 20
 $$;
+
+-- After a restore into another cluster: positions made from now on start
+-- above every one in the log. Waits for transactions appending now (the lock
+-- conflicts with their inserts), so no entry is in flight with the old base;
+-- followers read on meanwhile. Answers whether it had to.
+CREATE FUNCTION rewind_log_positions_repair() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT coalesce(max(position), 0) FROM log) < rewind_followable_below() THEN
+        RETURN false;
+    END IF;
+    LOCK TABLE log IN EXCLUSIVE MODE;
+    UPDATE log_position_base
+    SET base = greatest(base, ((SELECT max(position) FROM log) >> 20) + 1 - pg_current_xact_id()::text::bigint);
+    RETURN true;
+END $$;
 
 -- Entries appended before this migration: positions 1, 2, … by document and
 -- seq (all committed long ago; every later position is larger).

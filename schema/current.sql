@@ -63,7 +63,7 @@ $$;
 CREATE FUNCTION public.rewind_followable_below() RETURNS bigint
     LANGUAGE sql STABLE
     AS $$
-    SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20
+    SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint + (SELECT base FROM log_position_base)) << 20
 $$;
 
 
@@ -134,7 +134,25 @@ BEGIN
         RAISE EXCEPTION 'one transaction appends at most 1048575 entries to the log (their positions)';
     END IF;
     PERFORM set_config('rewind.log_position', n::text, true);
-    RETURN (pg_current_xact_id()::text::bigint << 20) | n;
+    RETURN ((pg_current_xact_id()::text::bigint + (SELECT base FROM log_position_base)) << 20) | n;
+END $$;
+
+
+--
+-- Name: rewind_log_positions_repair(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_log_positions_repair() RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF (SELECT coalesce(max(position), 0) FROM log) < rewind_followable_below() THEN
+        RETURN false;
+    END IF;
+    LOCK TABLE log IN EXCLUSIVE MODE;
+    UPDATE log_position_base
+    SET base = greatest(base, ((SELECT max(position) FROM log) >> 20) + 1 - pg_current_xact_id()::text::bigint);
+    RETURN true;
 END $$;
 
 
@@ -474,6 +492,18 @@ CREATE TABLE public.identities (
 
 
 --
+-- Name: log_position_base; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.log_position_base (
+    one boolean DEFAULT true NOT NULL,
+    base bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT log_position_base_base_check CHECK ((base >= 0)),
+    CONSTRAINT log_position_base_one_check CHECK (one)
+);
+
+
+--
 -- Name: master_key; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -716,6 +746,14 @@ ALTER TABLE ONLY public.log
 
 ALTER TABLE ONLY public.log
     ADD CONSTRAINT log_pkey PRIMARY KEY (doc, seq);
+
+
+--
+-- Name: log_position_base log_position_base_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.log_position_base
+    ADD CONSTRAINT log_position_base_pkey PRIMARY KEY (one);
 
 
 --

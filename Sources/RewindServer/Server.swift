@@ -300,8 +300,18 @@ public final class Server {
                             return self.shutdown()
                         }
                     }
-                    schemaChecked = true
-                    self.store.onReady()
+                    // A log restored into another cluster: new positions would fall below old ones (schema/021).
+                    self.store.logPositionsNeedRepair { [unowned self] result in
+                        if case .success(true) = result {
+                            let refusal = RewindError(.unavailable, "the log's positions are ahead of this PostgreSQL cluster's transaction ids (a database restored into another cluster?): run `rewind admin migrate`, which raises them, then start again")
+                            self.logger.critical("log positions ahead of the cluster; not serving", metadata: ["error": "\(refusal.message)"])
+                            self.listenError = refusal
+                            return self.shutdown()
+                        }
+                        schemaChecked = true
+                        self.store.onReady()
+                    }
+                    return
                 }
             }
             // Once, before serving: the database's data keys must be wrapped with our master key.

@@ -67,6 +67,11 @@ public enum APIKeys {
         }
     }
 
+    /// Whether key `id` is still good (a stream it opened ends once it is revoked).
+    public static func isLive(_ id: Int64, db: Database) throws(RewindError) -> Bool {
+        try db.query("SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL", [String(id)]).count == 1
+    }
+
     /// The key a request's bearer token is, if it authenticates (the server's async path).
     static let lookupSQL = """
         SELECT k.id, k.name, array_to_string(k.scopes, ','), u.id, u.name FROM api_keys k JOIN users u ON u.id = k.service_user

@@ -3,6 +3,11 @@ import RewindCore
 /// What the server API (`--api`) reads and writes besides what terminals do:
 /// its keys, a document's metadata, users by name, undeleting.
 extension EventStore {
+    /// Whether the log's positions are ahead of this cluster's transaction ids (a restore: `rewind admin migrate` raises them).
+    public func logPositionsNeedRepair(_ done: @escaping (Result<Bool, RewindError>) -> Void) {
+        query(.init(Migrations.positionsBehindSQL, [])) { result in done(result.map { $0.count == 1 && $0[0, 0] == "t" }) }
+    }
+
     /// The key `token` is, if it authenticates (schema/020).
     public func apiKey(_ token: String, _ done: @escaping (Result<APIKeys.Key?, RewindError>) -> Void) {
         query(.init(APIKeys.lookupSQL, [token])) { result in done(result.map(APIKeys.decode)) }
@@ -29,17 +34,19 @@ extension EventStore {
         query(.init("""
             SELECT d.head, d.title, u.name, d.owner, to_char(d.created_at AT TIME ZONE 'UTC', \(iso)),
                    to_char(d.deleted_at AT TIME ZONE 'UTC', \(iso)), d.purged_at IS NOT NULL,
-                   (SELECT string_agg(m.name || '=' || a.role, E'\\n' ORDER BY m.name) FROM access a JOIN users m ON m.id = a.user_id WHERE a.doc = d.id)
+                   (SELECT json_agg(json_build_array(m.name, a.role) ORDER BY m.name) FROM access a JOIN users m ON m.id = a.user_id WHERE a.doc = d.id)
             FROM documents d JOIN users u ON u.id = d.owner WHERE d.id = $1
             """, [doc])) { result in
             done(result.map { rows in
                 guard rows.count == 1, let head = rows.int(0, 0), let owner = rows[0, 2], let ownerID = rows.int(0, 3) else { return nil }
-                let members = (rows[0, 7] ?? "").split(separator: "\n").map { line -> (String, String) in
-                    let i = line.lastIndex(of: "=")!
-                    return (String(line[..<i]), String(line[line.index(after: i)...]))
+                // [[name, role], …]: names may hold any character (a token's `sub`), so no separator is safe but JSON.
+                let pairs = rows[0, 7].flatMap { try? JSONParser.parse($0) }?.arrayValue ?? []
+                let members = pairs.compactMap { p -> (user: String, role: String)? in
+                    guard let a = p.arrayValue, a.count == 2, let u = a[0].stringValue, let r = a[1].stringValue else { return nil }
+                    return (user: u, role: r)
                 }
                 return DocumentInfo(doc: doc, head: head, title: rows[0, 1], owner: owner, ownerID: ownerID, created: rows[0, 4] ?? "",
-                                    deleted: rows[0, 5], purged: rows[0, 6] == "t", members: members.map { (user: $0.0, role: $0.1) })
+                                    deleted: rows[0, 5], purged: rows[0, 6] == "t", members: members)
             })
         }
     }

@@ -55,11 +55,23 @@ public enum Follow {
         }
     }
 
+    /// What one read found: the entries, and how far the follower may move on
+    /// without them (`next`): past the last entry, or — when the page is not
+    /// full — to just below the horizon read first, under which every entry,
+    /// matching the prefix or not, is now known. A follower of a rare prefix
+    /// then does not read the same stretch of the log again and again.
+    public struct Page: Sendable {
+        public var entries: [Entry]
+        public var next: Int64
+    }
+
     /// Entries after `position`, by position, at most `limit`, of documents
     /// whose id starts with `prefix` (nil: all). `keys` nil: no content (`ops` left out).
-    public static func page(after position: Int64, prefix: String?, limit: Int, keys: Keys?, db: Database) throws(RewindError) -> [Entry] {
+    public static func page(after position: Int64, prefix: String?, limit: Int, keys: Keys?, db: Database) throws(RewindError) -> Page {
+        // First: the page's own bound is read later, so it is at least this (horizons only move on).
+        let horizon = try db.query("SELECT rewind_followable_below()").int(0, 0) ?? 0
         let rows = try db.query(pageSQL, [String(position), prefix, String(limit)])
-        return try rows.values.map { (r: [String?]) throws(RewindError) -> Entry in
+        let entries = try rows.values.map { (r: [String?]) throws(RewindError) -> Entry in
             guard let p = r[0].flatMap({ Int64($0) }), let doc = r[1], let seq = r[2].flatMap({ Int64($0) }),
                   let version = r[3].flatMap({ Int64($0) }), let entry = r[4], let kind = r[5], let user = r[6], let client = r[7],
                   let time = r[8].flatMap({ Int64($0) }), let id = r[11]
@@ -75,5 +87,7 @@ public enum Follow {
             return Entry(position: p, doc: doc, seq: seq, version: version, entry: entry, kind: kind, user: user, client: client,
                          time: time, ops: ops)
         }
+        let next = entries.count == limit ? entries.last!.position : max(position, entries.last?.position ?? position, horizon - 1)
+        return Page(entries: entries, next: next)
     }
 }

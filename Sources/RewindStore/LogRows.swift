@@ -292,7 +292,8 @@ enum LogRows {
                              inverse, refers, meta, time, hash, position)
             SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
                    r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash,
-                   (pg_current_xact_id()::text::bigint << 20) | row_number() OVER (ORDER BY r.doc, r.seq)
+                   ((pg_current_xact_id()::text::bigint + (SELECT base FROM log_position_base)) << 20)
+                       | row_number() OVER (ORDER BY r.doc, r.seq)
             FROM rows r WHERE r.doc IN (SELECT claim.doc FROM claim WHERE claim.claimed)
         )
         SELECT claim.doc, claim.claimed, claim.seq, NULL::bigint, NULL::text FROM claim
@@ -351,7 +352,8 @@ enum LogRows {
                              inverse, refers, meta, time, hash, position)
             SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
                    r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash,
-                   (pg_current_xact_id()::text::bigint << 20) | row_number() OVER (ORDER BY r.doc, r.seq)
+                   ((pg_current_xact_id()::text::bigint + (SELECT base FROM log_position_base)) << 20)
+                       | row_number() OVER (ORDER BY r.doc, r.seq)
             FROM rows r WHERE r.doc IN (SELECT id FROM claim)
         )
         SELECT c.doc, c.doc IN (SELECT id FROM claim), d.seq, NULL::bigint, NULL::text

@@ -69,8 +69,21 @@ public enum Migrations {
                 throw RewindError(error.code, "migration \(f.name): \(error.message)", details: error.details)
             }
         }
+        // A database restored into another cluster: its log's positions are raised above
+        // what the new cluster's transaction ids make (schema/021). Nothing to do otherwise.
+        if try db.query("SELECT 1 FROM pg_proc WHERE proname = 'rewind_log_positions_repair'").count == 1,
+           try db.query("SELECT rewind_log_positions_repair()")[0, 0] == "t" {
+            applied.append("(the log's positions, raised above those of a restored log)")
+        }
         return applied
     }
+
+    /// Whether the log's positions need `rewind_log_positions_repair()` (a server refuses to serve until
+    /// `rewind admin migrate` has run it): the newest is not below what a new transaction would make.
+    static let positionsBehindSQL = """
+        SELECT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'rewind_followable_below')
+           AND (SELECT coalesce(max(position), 0) FROM log) >= rewind_followable_below()
+        """
 
     /// The schema folder: `$REWIND_SCHEMA_DIR`, else `schema/` in the first of
     /// the current directory and the executable's ancestors that has one.

@@ -41,9 +41,9 @@ extension Admin {
                 try database.listen("rewind_log")
                 while true {
                     let page = try RewindStore.Follow.page(after: position, prefix: docPrefix, limit: 1_000, keys: keys, db: database)
-                    for e in page { printLine(JSONWriter.string(e.json)) }
-                    position = page.last?.position ?? position
-                    if page.count == 1_000 { continue }
+                    for e in page.entries { printLine(JSONWriter.string(e.json)) }
+                    position = page.next
+                    if page.entries.count == 1_000 { continue }
                     if caughtUp { return }
                     // A notice says a head moved; the horizon may also move without one (a transaction
                     // elsewhere ended): look again at least every 200 ms.

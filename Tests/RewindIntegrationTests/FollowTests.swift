@@ -133,4 +133,33 @@ final class FollowTests: XCTestCase {
         XCTAssertEqual(index["offsite"], ["notes/2"])
         XCTAssertEqual(index["quarterly"], ["notes/1"])
     }
+
+    /// A database restored into another cluster meets smaller transaction ids: a server refuses it until
+    /// `rewind admin migrate` raises the positions, and then every new entry follows the old ones.
+    func testPositionsOfARestoredLogAreRaisedByMigrate() throws {
+        let db = try TestDatabase(users: ["alice"])
+        try db.db.query("UPDATE log_position_base SET base = 1000000000")  // the old cluster, far ahead
+        var s: ServerProcess? = try ServerProcess(database: db)
+        let t = try Terminal(port: s!.port)
+        _ = try t.hello("alice", db)
+        XCTAssertEqual(try t.request("create_doc", [("doc", "d")])["ok"], true)
+        XCTAssertEqual(try t.request("open", [("doc", "d")])["ok"], true)
+        _ = try t.submit("d", tx: "1", base: 0, [textNode("t", "before")])
+        XCTAssertEqual(s!.terminate(), 0)
+        s = nil
+        let old = try XCTUnwrap(try db.db.query("SELECT max(position) FROM log").int(0, 0))
+        try db.db.query("UPDATE log_position_base SET base = 0")  // restored: this cluster's ids are small
+
+        XCTAssertThrowsError(try ServerProcess(database: db), "a server refuses the log until its positions are raised")
+        let migrated = try admin(db, "migrate")
+        XCTAssertTrue(migrated.contains("positions"), migrated)
+        let again = try ServerProcess(database: db)
+        let u = try Terminal(port: again.port)
+        _ = try u.hello("alice", db)
+        XCTAssertEqual(try u.request("open", [("doc", "d")])["ok"], true)
+        _ = try u.submit("d", tx: "2", base: 1, [["op": "set", "node": "root", "key": "k", "value": 2]])
+        let followed = try admin(db, "follow", "--caught-up", "--after", String(old)).split(separator: "\n")
+        XCTAssertEqual(followed.count, 1, "the entry made after the restore follows the old ones")
+        XCTAssertEqual((try JSONParser.parse(String(followed[0]))).objectValue?["version"], 2)
+    }
 }

@@ -41,7 +41,8 @@ final class APIConnection: APIStreamSink {
     }
 
     func start() {
-        stream.onQueuedWritten = { [unowned self] bytes, _ in self.unwritten -= bytes }
+        // Held strongly: libuv reports queued writes after `close()` too; the stream drops this once its handle is closed.
+        stream.onQueuedWritten = { [self] bytes, _ in self.unwritten -= bytes }
         stream.startReading { [unowned self] data in
             guard let data else { return self.close() }
             self.received(data)
@@ -107,7 +108,7 @@ final class APIConnection: APIStreamSink {
     func write(_ bytes: [UInt8]) -> Bool {
         guard !isClosed else { return false }
         guard unwritten <= Self.maxUnreadStreamBytes, !stream.writeFailed else {
-            close()  // a follower that stopped reading: cut, it resumes from its last position
+            close(now: true)  // a follower that stopped reading: cut at once (it resumes from its last position)
             return false
         }
         lastActive = api.now
@@ -124,10 +125,12 @@ final class APIConnection: APIStreamSink {
              keepAlive: false)
     }
 
-    func close() {
+    /// Closes after what is queued is written; a peer that never reads it is
+    /// reset after `ServerAPI.closeGraceMs` (`now`: at once, queued bytes dropped).
+    func close(now: Bool = false) {
         guard !isClosed else { return }
         isClosed = true
-        stream.close()
-        api.ended(self)
+        stream.close(now: now)
+        api.ended(self, stillWriting: !now && unwritten > 0 ? stream : nil)
     }
 }

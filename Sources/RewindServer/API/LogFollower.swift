@@ -16,10 +16,14 @@ final class LogFollower {
     private final class Reader: @unchecked Sendable {
         let conninfo: String
         let keys: Follow.Keys?
+        /// The API key the stream was opened with: checked again now and then (a revoked key's stream ends).
+        let apiKey: Int64
+        var keyCheckedAt: UInt64 = 0
         var db: Database?
-        init(conninfo: String, keys: Follow.Keys?) {
+        init(conninfo: String, keys: Follow.Keys?, apiKey: Int64) {
             self.conninfo = conninfo
             self.keys = keys
+            self.apiKey = apiKey
         }
     }
 
@@ -37,11 +41,14 @@ final class LogFollower {
     private let clock: () -> UInt64
     private var onEnd: (LogFollower) -> Void
 
-    init(sink: APIStreamSink, loop: EventLoop, conninfo: String, content: DocumentKeys?, after: Int64, prefix: String?,
+    /// How often the stream's key is checked again, ms.
+    static let keyCheckMs: UInt64 = 5_000
+
+    init(sink: APIStreamSink, loop: EventLoop, conninfo: String, content: DocumentKeys?, after: Int64, prefix: String?, key: Int64,
          clock: @escaping () -> UInt64, onEnd: @escaping (LogFollower) -> Void) {
         self.sink = sink
         self.loop = loop
-        reader = Reader(conninfo: conninfo, keys: content.map { Follow.Keys($0) })
+        reader = Reader(conninfo: conninfo, keys: content.map { Follow.Keys($0) }, apiKey: key)
         self.prefix = prefix
         position = after
         timer = Timer(loop: loop)
@@ -57,10 +64,14 @@ final class LogFollower {
 
     private func read() {
         guard sink.isOpen else { return finish() }
-        let reader = self.reader, after = position, prefix = self.prefix
-        BackgroundWork.run(on: loop, { () -> Result<[Follow.Entry], RewindError> in
+        let reader = self.reader, after = position, prefix = self.prefix, now = clock()
+        BackgroundWork.run(on: loop, { () -> Result<Follow.Page?, RewindError> in
             do throws(RewindError) {
                 if reader.db == nil { reader.db = try Database(reader.conninfo) }
+                if now - reader.keyCheckedAt >= LogFollower.keyCheckMs {
+                    guard try APIKeys.isLive(reader.apiKey, db: reader.db!) else { return .success(nil) }
+                    reader.keyCheckedAt = now
+                }
                 return .success(try Follow.page(after: after, prefix: prefix, limit: LogFollower.page, keys: reader.keys, db: reader.db!))
             } catch {
                 reader.db = nil  // a lost connection is made again on the next read
@@ -69,17 +80,26 @@ final class LogFollower {
         }) { [self] result in
             guard self.sink.isOpen else { return self.finish() }
             switch result {
-            case let .success(entries):
-                if !entries.isEmpty {
-                    var out: [UInt8] = []
-                    for e in entries {
-                        out += Array("id: \(e.position)\ndata: ".utf8) + JSONWriter.encode(e.json) + [0x0A, 0x0A]
-                    }
+            case .success(nil):
+                self.sink.write(Array(": the API key was revoked\n\n".utf8))
+                return self.finish()
+            case let .success(page?):
+                var out: [UInt8] = []
+                for e in page.entries {
+                    out += Array("id: \(e.position)\ndata: ".utf8) + JSONWriter.encode(e.json) + [0x0A, 0x0A]
+                }
+                // Past entries of other documents (a prefix): an `id:` alone moves the client's Last-Event-ID and
+                // fires nothing, so a reconnect does not read that stretch again (at most once a second when idle).
+                let moved = page.next > (page.entries.last?.position ?? self.position)
+                if moved && (!out.isEmpty || self.clock() - self.lastWrite >= 1_000) {
+                    out += Array("id: \(page.next)\n\n".utf8)
+                }
+                if !out.isEmpty {
                     guard self.sink.write(out) else { return self.finish() }
-                    self.position = entries.last!.position
                     self.lastWrite = self.clock()
                 }
-                if entries.count == Self.page { return self.read() }
+                self.position = page.next  // all there is below it has been read
+                if page.entries.count == Self.page { return self.read() }
             case let .failure(e):
                 // Told as a comment (an SSE client ignores it), and tried again: the follower keeps its position.
                 guard self.sink.write(Array(": the log could not be read (\(e.code.rawValue)); trying again\n\n".utf8)) else { return self.finish() }

@@ -15,6 +15,11 @@ extension Server {
 
     func answerAPI(_ r: APIRequest, key: APIKeys.Key, _ done: @escaping APIAnswer) {
         let s = r.segments
+        // PostgreSQL's text cannot hold U+0000, and the C string a parameter is sent as would end there:
+        // `/v1/docs/a%00x` must not reach document "a".
+        if s.contains(where: { $0.utf8.contains(0) }) || r.query.contains(where: { $0.key.utf8.contains(0) || $0.value.utf8.contains(0) }) {
+            return done(.problem(.badRequest("the path and query may not hold U+0000 (%00)")))
+        }
         if s == ["v1", "events"] {
             guard r.method == "GET" else {
                 var p = APIResponse.problem(RewindError(.badRequest, "\(r.method) is not allowed here (GET)"), status: 405)
@@ -90,12 +95,16 @@ extension Server {
         let prefix = r.query["doc_prefix"].flatMap { $0.isEmpty ? nil : $0 }
         if let prefix, prefix.utf8.count > config.limits.maxNameBytes { throw .badRequest("`doc_prefix` is longer than \(config.limits.maxNameBytes) bytes") }
         guard let api else { throw RewindError(.unavailable, "the API is stopping") }
+        guard api.followers.count < ServerAPI.maxFollowers else {
+            throw RewindError(.unavailable, "\(ServerAPI.maxFollowers) streams of the log are open already; try again later",
+                              details: ["retry_after_ms": 5_000])
+        }
         let content = key.scopes.contains(.docsRead) ? DocumentKeys(master: store.keys.master) : nil
         var response = APIResponse(status: 200, headers: [("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")],
                                    contentType: "text/event-stream", body: [])
         response.stream = { [unowned self] sink in
             let follower = LogFollower(sink: sink, loop: self.loop, conninfo: self.config.conninfo, content: content, after: after,
-                                       prefix: prefix, clock: { [unowned self] in self.now }) { [weak api] f in
+                                       prefix: prefix, key: key.id, clock: { [unowned self] in self.now }) { [weak api] f in
                 api?.followers[ObjectIdentifier(f)] = nil
             }
             api.followers[ObjectIdentifier(follower)] = follower

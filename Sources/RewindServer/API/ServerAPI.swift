@@ -62,8 +62,17 @@ final class ServerAPI {
     func stop() {
         stopping = true
         listener.close()
-        for c in Array(connections.values) { c.close() }
+        for c in Array(connections.values) { c.close(now: true) }
+        for (s, _) in closing { s.reset() }
+        closing = []
     }
+
+    /// Connections closed with bytes still queued for a peer that may never
+    /// read them, and when they are reset if it has not (`sweep`).
+    private var closing: [(stream: TCPStream, deadline: UInt64)] = []
+    static let closeGraceMs: UInt64 = 5_000
+    /// Streams of `GET /v1/events` at most at once (each holds a PostgreSQL connection): past it 503.
+    static let maxFollowers = 32
 
     private func accept(_ stream: TCPStream) {
         guard connections.count < limits.maxConnections, !stopping else { return stream.close(now: true) }
@@ -73,7 +82,10 @@ final class ServerAPI {
         c.start()
     }
 
-    func ended(_ c: APIConnection) { connections[c.id] = nil }
+    func ended(_ c: APIConnection, stillWriting stream: TCPStream?) {
+        connections[c.id] = nil
+        if let stream { closing.append((stream, now + Self.closeGraceMs)) }
+    }
 
     func answered(_ status: Int) { onAnswered(status) }
 
@@ -88,6 +100,11 @@ final class ServerAPI {
             }
         }
         if buckets.count > 10_000 { buckets = buckets.filter { var b = $0.value; return !b.isFull(now: now) } }
+        closing.removeAll { entry in
+            guard now >= entry.deadline else { return false }
+            entry.stream.reset()  // (a stream whose writes finished is closed already: a no-op)
+            return true
+        }
     }
 
     /// Authenticates `r`, limits its key's rate, and has the server answer it.
