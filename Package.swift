@@ -82,6 +82,8 @@ let package = Package(
         // The Swift app-backend example of docs/operating.md (a token minted with jwt-kit), built so it stays true.
         .executableTarget(name: "app-backend-example", dependencies: [.product(name: "JWTKit", package: "jwt-kit")],
                           path: "docs/examples/app-backend-swift"),
+        // The search index kept from the log's feed, in Swift (docs/api.md), built so it stays true.
+        .executableTarget(name: "search-index-example", path: "docs/examples/search-index-swift"),
 
         // What several test targets share (a seeded generator, the chain re-seal SQL): one copy.
         .target(name: "RewindTestSupport", path: "Tests/RewindTestSupport"),

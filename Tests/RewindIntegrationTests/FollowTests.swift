@@ -132,6 +132,12 @@ final class FollowTests: XCTestCase {
         XCTAssertEqual(index["plan"], ["notes/1", "notes/2"])
         XCTAssertEqual(index["offsite"], ["notes/2"])
         XCTAssertEqual(index["quarterly"], ["notes/1"])
+        // The same in Swift (docs/examples/search-index-swift, built as search-index-example).
+        let swift = try runProgram(ServerProcess.binDirectory + "/search-index-example",
+                                   ["127.0.0.1", String(try XCTUnwrap(s.apiPort)), k, "--idle", "2"])
+        XCTAssertEqual(swift.status, 0, swift.err)
+        XCTAssertEqual(try JSONParser.parse(swift.out.trimmingCharacters(in: .whitespacesAndNewlines)), .object(index),
+                       "the Swift example's index is the Python one's")
     }
 
     /// A database restored into another cluster meets smaller transaction ids: a server refuses it until
