@@ -85,7 +85,7 @@ extension Server {
     func hello(_ r: Request, _ c: Connection) throws(RewindError) {
         guard sessions.session(of: c) == nil else { throw .badRequest("hello was already said on this connection") }
         let token = try r.string("token", maxBytes: .max)  // (the frame limit bounds it)
-        let signed = TokenVerifier.looksSigned(token)
+        let signed = SignedToken.looksSigned(token)
         if token.utf8.count > (signed ? TokenVerifier.maxBytes : 256) {
             throw RewindError(.tooLarge, "hello: `token` is longer than \(signed ? TokenVerifier.maxBytes : 256) bytes")
         }

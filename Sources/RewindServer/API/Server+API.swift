@@ -61,7 +61,7 @@ extension Server {
                 if r.method == "GET" { if need(.docsRead) { apiDocumentInfo(doc!, done) } } else if need(.docsWrite) { apiDelete(doc!, done) }
             case (4, "state"):
                 guard methods(["GET"]), need(.docsRead) else { return }
-                try apiState(doc!, version: try apiInt(r, "version"), done)
+                apiState(doc!, version: try apiInt(r, "version"), done)
             case (4, "events"):
                 guard methods(["GET"]), need(.docsRead) else { return }
                 try apiEvents(doc!, after: try apiInt(r, "after") ?? 0, limit: try apiInt(r, "limit") ?? 100, done)
@@ -196,7 +196,7 @@ extension Server {
     }
 
     /// GET /v1/docs/{doc}/state[?version=V] → `{doc, version, head, state}`.
-    func apiState(_ doc: String, version: Int64?, _ done: @escaping APIAnswer) throws(RewindError) {
+    func apiState(_ doc: String, version: Int64?, _ done: @escaping APIAnswer) {
         apiExisting(doc, done) { [unowned self] _ in
             self.pastStates.headVersion(of: doc) { result in
                 let head: Int64

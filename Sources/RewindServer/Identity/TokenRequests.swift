@@ -24,7 +24,7 @@ extension Server {
         guard let began = signedSessions[c.id] else {
             throw .badRequest("refresh: this session did not begin with a signed token; its token does not expire")
         }
-        guard TokenVerifier.looksSigned(token) else {
+        guard SignedToken.looksSigned(token) else {
             throw RewindError(.unauthorized, "refresh: " + TokenRefusal.malformed.message, details: ["reason": "malformed"])
         }
         let processing = c.processingGoesOn()  // what the terminal sends next waits for the new token

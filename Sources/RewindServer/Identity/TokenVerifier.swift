@@ -74,9 +74,6 @@ final class TokenVerifier: Sendable {
         self.kids = kids
     }
 
-    /// Whether `token` is a signed token rather than one of `rewind admin user`'s.
-    static func looksSigned(_ token: String) -> Bool { SignedToken.looksSigned(token) }
-
     /// The token's claims, its signature checked (the claims' rules are the
     /// caller's: `TokenPolicy`). The header and claims are read by
     /// `SignedToken` (core, fuzzed); jwt-kit checks the signature over them.
