@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
         // HTTP/1.1 requests to the server API (RewindServer/API/HTTPParser.swift): Node's http-parser.
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
+        // Webhooks' outbound POSTs (RewindServer/Webhooks/HTTPClient.swift): libcurl's multi interface on the libuv loop.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // AES-256-GCM of documents' content (RewindCore/Crypto/AESGCM.swift): OpenSSL's
         // libcrypto, which libpq links already; a call costs a fraction of swift-crypto's.
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
@@ -57,7 +59,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "RewindServer", dependencies: [
-            "RewindLoop", "RewindCore", "RewindStore", "CWslay", "CHTTPParser",
+            "RewindLoop", "RewindCore", "RewindStore", "CWslay", "CHTTPParser", "CCurl",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             // `--metrics`: swift-metrics handlers made by swift-prometheus's factory on a registry of the server's own.

@@ -30,6 +30,11 @@ GRANT SELECT ON token_denials TO rewind_server;
 GRANT SELECT ON api_keys TO rewind_server;
 -- Positions of log entries are offset by log_position_base (schema/021), read with each append.
 GRANT SELECT ON log_position_base TO rewind_server;
+-- Webhooks (schema/022) are added by `rewind admin webhook`; the server takes an
+-- endpoint's lease and records how far it delivered.
+GRANT SELECT ON webhooks TO rewind_server;
+GRANT UPDATE (position, lease_owner, lease_until, delivered, last_delivered_at, failing_since, last_error, enabled, disabled_reason)
+    ON webhooks TO rewind_server;
 -- Every table the server touches is granted above; DeployRoleTests runs the
 -- server as this role through every request type, so a table added without
 -- its grant fails a test rather than a deployment.

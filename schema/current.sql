@@ -632,6 +632,55 @@ ALTER SEQUENCE public.users_id_seq OWNED BY public.users.id;
 
 
 --
+-- Name: webhooks; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhooks (
+    id bigint NOT NULL,
+    url text NOT NULL,
+    secret text NOT NULL,
+    kinds text[],
+    doc_prefix text,
+    with_ops boolean DEFAULT true NOT NULL,
+    "position" bigint NOT NULL,
+    enabled boolean DEFAULT true NOT NULL,
+    disabled_reason text,
+    generation integer DEFAULT 1 NOT NULL,
+    lease_owner text,
+    lease_until timestamp with time zone,
+    delivered bigint DEFAULT 0 NOT NULL,
+    last_delivered_at timestamp with time zone,
+    failing_since timestamp with time zone,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhooks_doc_prefix_check CHECK (((doc_prefix IS NULL) OR (doc_prefix <> ''::text))),
+    CONSTRAINT webhooks_kinds_check CHECK (((kinds IS NULL) OR (cardinality(kinds) > 0))),
+    CONSTRAINT webhooks_position_check CHECK (("position" >= 0)),
+    CONSTRAINT webhooks_secret_check CHECK ((secret ~~ 'whsec\_%'::text)),
+    CONSTRAINT webhooks_url_check CHECK (((url ~ '^https?://'::text) AND (octet_length(url) <= 2048)))
+);
+
+
+--
+-- Name: webhooks_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.webhooks_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: webhooks_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.webhooks_id_seq OWNED BY public.webhooks.id;
+
+
+--
 -- Name: api_keys id; Type: DEFAULT; Schema: public; Owner: -
 --
 
@@ -650,6 +699,13 @@ ALTER TABLE ONLY public.token_denials ALTER COLUMN id SET DEFAULT nextval('publi
 --
 
 ALTER TABLE ONLY public.users ALTER COLUMN id SET DEFAULT nextval('public.users_id_seq'::regclass);
+
+
+--
+-- Name: webhooks id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhooks ALTER COLUMN id SET DEFAULT nextval('public.webhooks_id_seq'::regclass);
 
 
 --
@@ -810,6 +866,14 @@ ALTER TABLE ONLY public.users
 
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: webhooks webhooks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhooks
+    ADD CONSTRAINT webhooks_pkey PRIMARY KEY (id);
 
 
 --

@@ -88,6 +88,8 @@ public final class Server {
     private var metricsEndpoint: MetricsEndpoint?
     /// `--api`: the HTTP API for applications' backends (`API/`).
     private(set) var api: ServerAPI?
+    /// This instance's share of webhook deliveries (nil: `--no-webhooks`, or not serving yet).
+    private(set) var webhooks: WebhookDelivery?
     /// The end of every loop turn, in its phases (`EndOfTurn.swift`).
     private var endOfTurn: BeforeSleep?
     /// The order `endTurn` runs its phases in (a test changes it to show why it is this one).
@@ -267,6 +269,14 @@ public final class Server {
                     self.api = api
                     self.logger.info("API listening", metadata: ["address": "\(address.host):\(port)"])
                     onAPIListening?(port)
+                }
+                if self.config.webhooks.enabled {
+                    let delivery = WebhookDelivery(settings: self.config.webhooks, conninfo: self.config.conninfo,
+                                                   content: DocumentKeys(master: self.store.keys.master), loop: self.loop,
+                                                   logger: self.logger, clock: { [unowned self] in self.now })
+                    delivery.onPosted = { [unowned self] ok in self.metrics?.webhookPosted(ok) }
+                    delivery.start()
+                    self.webhooks = delivery
                 }
                 let listener = TCPListener(loop: self.loop)
                 listener.onAcceptError = { [unowned self] code in self.admission.acceptFailed(code) }
@@ -557,6 +567,7 @@ public final class Server {
         listener?.close()
         listener = nil
         api?.stop()
+        webhooks?.stop()
         for s in signals { s.close() }
         signals = []
         // Refused before serving (schema, master key) or stopped during the

@@ -129,6 +129,8 @@ public struct ServerConfig: Sendable {
     }
     /// How long a deleted document can be brought back (`POST /v1/docs/{doc}/undelete`), as `rewind admin undelete`'s default.
     public var deletedRetentionDays = 30
+    /// Webhook deliveries (`--webhook-*`, `--no-webhooks`; RewindServer/Webhooks).
+    public var webhooks = WebhookSettings()
 
     public init() {}
 }

@@ -129,6 +129,24 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Days a deleted document can be brought back through the API (POST /v1/docs/{doc}/undelete; default 30, as `rewind admin undelete`).")
     var deletedRetentionDays: Int = 30
 
+    @Flag(inversion: .prefixedNo, help: "Deliver webhooks (`rewind admin webhook add`) from this instance; each endpoint is delivered by one instance at a time (default on).")
+    var webhooks = true
+
+    @Option(help: "Seconds a webhook post may take, connecting included, before it counts as failed (default 10).")
+    var webhookTimeout: Double = 10
+
+    @Option(help: "Posts under way at once per webhook endpoint, never two of one document (default 8).")
+    var webhookConcurrency: Int = 8
+
+    @Option(help: "Seconds an instance holds a webhook endpoint's lease; another instance takes over one that vanished after it (default 30, at least twice --webhook-timeout).")
+    var webhookLease: Int = 30
+
+    @Option(help: "Seconds before a failed webhook post is first tried again; each later wait doubles, up to an hour, with jitter (default 2).")
+    var webhookRetryBase: Double = 2
+
+    @Option(help: "Seconds an entry may keep failing before its endpoint is disabled (default 86400, a day; `rewind admin webhook replay` starts it again).")
+    var webhookGiveUpAfter: Double = 86_400
+
     @Option(help: .hidden)
     var faultUnappliableVersion: Int64?
 
@@ -145,6 +163,13 @@ struct RewindServerCommand: ParsableCommand {
         if let api, Self.splitAddress(api) == nil { throw ValidationError("--api must be HOST:PORT, e.g. 127.0.0.1:7879") }
         if let api, api == listen, Self.splitAddress(api)?.1 != 0 { throw ValidationError("--api must not be the public port (--listen)") }
         guard apiRequestsPerSecond > 0 else { throw ValidationError("--api-requests-per-second must be more than 0") }
+        guard webhookTimeout > 0, webhookRetryBase > 0, webhookGiveUpAfter > 0 else {
+            throw ValidationError("--webhook-timeout, --webhook-retry-base and --webhook-give-up-after must be more than 0")
+        }
+        guard (1...64).contains(webhookConcurrency) else { throw ValidationError("--webhook-concurrency must be 1 to 64") }
+        guard Double(webhookLease) >= 2 * webhookTimeout, webhookLease <= 3_600 else {
+            throw ValidationError("--webhook-lease must be at least twice --webhook-timeout, and at most 3600")
+        }
         guard deletedRetentionDays >= 0 else { throw ValidationError("--deleted-retention-days must be 0 or more") }
         guard typingWindow >= 0, typingWindow <= 60_000 else { throw ValidationError("--typing-window must be 0 to 60000 ms") }
         guard snapshotEvery >= 0 else { throw ValidationError("--snapshot-every must be 0 (never) or more") }
@@ -195,6 +220,12 @@ struct RewindServerCommand: ParsableCommand {
         config.apiAddress = api.flatMap(Self.splitAddress)
         config.apiRequestsPerSecond = apiRequestsPerSecond
         config.deletedRetentionDays = deletedRetentionDays
+        config.webhooks.enabled = webhooks
+        config.webhooks.timeoutMs = UInt64(webhookTimeout * 1000)
+        config.webhooks.concurrency = webhookConcurrency
+        config.webhooks.leaseSeconds = webhookLease
+        config.webhooks.retry = RetrySchedule(baseMs: UInt64(webhookRetryBase * 1000), capMs: 3_600_000)
+        config.webhooks.giveUpAfterMs = UInt64(webhookGiveUpAfter * 1000)
         config.databaseTimeouts.connectMs = UInt64(dbTimeout) * 1000
         config.databaseTimeouts.statementMs = UInt64(dbTimeout) * 1000
         config.databaseTimeouts.answerMs = UInt64(dbTimeout) * 1000 + 2_000

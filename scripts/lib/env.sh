@@ -23,7 +23,7 @@ die() { say "error: $*"; exit 1; }
 rewind_install_deps() {
     local missing=()
     # netcat-openbsd: the README's first session is typed into nc. tmux: the tests drive `rewind connect` in it.
-    for pkg in pkg-config libuv1-dev libpq-dev libwslay-dev libhttp-parser-dev libssl-dev liblz4-dev libjemalloc-dev postgresql netcat-openbsd tmux; do
+    for pkg in pkg-config libuv1-dev libpq-dev libwslay-dev libhttp-parser-dev libcurl4-openssl-dev libssl-dev liblz4-dev libjemalloc-dev postgresql netcat-openbsd tmux; do
         dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
     done
     if [ ${#missing[@]} -gt 0 ]; then

@@ -42,6 +42,8 @@ final class ServerMetrics {
     /// Signed tokens checked (hello and refresh), by result: `accepted` or the refusal's reason.
     private let tokenResults: [String: any CounterHandler]
     private var apiResponses: [String: any CounterHandler]
+    /// Webhook posts: answered 2xx, and not (tried again later).
+    private let webhookPosts: (delivered: any CounterHandler, failed: any CounterHandler)
     private let makeAPICounter: (String) -> any CounterHandler
     /// Made when first needed: a label set nobody used shows no line.
     private var requestCounters: [Int: any CounterHandler] = [:]
@@ -76,6 +78,8 @@ final class ServerMetrics {
         })
         let api = named("rewind_api_responses_total", "Responses of the server API (--api), by HTTP status.")
         makeAPICounter = { status in r.makeCounter(descriptor: api, labels: [("status", status)]) }
+        let posts = named("rewind_webhook_posts_total", "Webhook posts made, by result: delivered (2xx) or failed (tried again later).")
+        webhookPosts = (r.makeCounter(descriptor: posts, labels: [("result", "delivered")]), r.makeCounter(descriptor: posts, labels: [("result", "failed")]))
         apiResponses = Dictionary(uniqueKeysWithValues: ["200", "201", "400", "401", "403", "404", "405", "409", "429"].map { ($0, r.makeCounter(descriptor: api, labels: [("status", $0)])) })
     }
 
@@ -97,6 +101,11 @@ final class ServerMetrics {
         let key = String(status)
         if apiResponses[key] == nil { apiResponses[key] = makeAPICounter(key) }  // one counter per status seen
         apiResponses[key]!.increment(by: 1)
+    }
+
+    /// A webhook post was answered 2xx (`ok`), or failed.
+    func webhookPosted(_ ok: Bool) {
+        (ok ? webhookPosts.delivered : webhookPosts.failed).increment(by: 1)
     }
 
     /// An undo (or redo) was answered, `nanoseconds` after it started.

@@ -1,0 +1,83 @@
+import Foundation
+import XCTest
+@testable import RewindCore
+
+/// scripts/lib/webhook_receiver.py, run as a receiver an app would run: it
+/// verifies each post's signature by the Standard Webhooks specification
+/// (Python's hmac, not Rewind's code) and reports every request it got.
+final class WebhookReceiver: @unchecked Sendable {
+    struct Request {
+        let id: String
+        let verified: Bool
+        let answered: String
+        let body: JSONObject
+        var position: Int64? { body["position"]?.intValue }
+        var doc: String? { body["doc"]?.stringValue }
+        var delivered: Bool { answered == "204" }
+    }
+
+    private let process = Process()
+    private let stdin = Pipe()
+    private let stdout = Pipe()
+    private let lock = NSLock()
+    private var seen: [Request] = []
+    private(set) var port = 0
+
+    init() throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", TestDatabase.repositoryRoot + "/scripts/lib/webhook_receiver.py"]
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        let ready = DispatchSemaphore(value: 0)
+        let handle = stdout.fileHandleForReading
+        Thread.detachNewThread { [weak self] in
+            var buffer: [UInt8] = []
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { return }
+                buffer += chunk
+                while let nl = buffer.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[..<nl], as: UTF8.self)
+                    buffer.removeSubrange(...nl)
+                    guard let self else { return }
+                    if line.hasPrefix("listening ") {
+                        self.port = Int(line.dropFirst("listening ".count)) ?? 0
+                        ready.signal()
+                    } else if let o = (try? JSONParser.parse(line))?.objectValue, let id = o["id"]?.stringValue {
+                        let answered = o["answered"].map { $0.intValue.map(String.init) ?? $0.stringValue ?? "" } ?? ""
+                        let r = Request(id: id, verified: o["verified"] == true, answered: answered, body: o["body"]?.objectValue ?? JSONObject())
+                        self.lock.withLock { self.seen.append(r) }
+                    }
+                }
+            }
+        }
+        guard ready.wait(timeout: .now() + 10) == .success, port > 0 else { throw TestFailure("the webhook receiver did not start") }
+    }
+
+    var url: String { "http://127.0.0.1:\(port)/hooks/rewind" }
+
+    func control(_ line: String) {
+        stdin.fileHandleForWriting.write(Data((line + "\n").utf8))
+        Thread.sleep(forTimeInterval: 0.05)
+    }
+
+    var requests: [Request] { lock.withLock { seen } }
+    var delivered: [Request] { requests.filter(\.delivered) }
+
+    /// Waits until `condition` holds of the requests so far (or `within` s pass); answers them.
+    @discardableResult
+    func wait(within: Double = 15, until condition: ([Request]) -> Bool) -> [Request] {
+        let deadline = Date().addingTimeInterval(within)
+        while Date() < deadline {
+            let r = requests
+            if condition(r) { return r }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return requests
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}
