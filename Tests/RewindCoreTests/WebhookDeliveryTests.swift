@@ -79,6 +79,8 @@ final class WebhookDeliveryTests: XCTestCase {
                     }
                 default: break
                 }
+                XCTAssertEqual(w.inFlight, w.slots.filter { $0.state == .inFlight }.count, "seed \(seed): the count of posts under way")
+                XCTAssertEqual(w.failingSince, w.slots.compactMap(\.failingSince).min(), "seed \(seed)")
                 let undelivered = docOf.keys.filter { !delivered.contains($0) }
                 if let lowest = undelivered.min() { XCTAssertLessThan(w.deliveredThrough, lowest, "seed \(seed): the position passed \(lowest)") }
             }

@@ -29,7 +29,10 @@ final class DeployRoleTests: XCTestCase {
         let secretFile = NSTemporaryDirectory() + "rewind-deploy-secret-\(getpid())"
         try SignedTokenTests.secret.write(toFile: secretFile, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: secretFile) }
-        let server = try ServerProcess(database: asRole, arguments: ["--jwt-secret-file", secretFile])
+        // Webhooks: the role takes an endpoint's lease and records its position (schema/022's grants).
+        let receiver = try WebhookReceiver()
+        _ = try receiver.add(to: db)
+        let server = try ServerProcess(database: asRole, arguments: ["--jwt-secret-file", secretFile] + WebhookTests.fast)
         let alice = try Terminal(port: server.port)
         let bob = try Terminal(port: server.port)
         var used = Set<String>()
@@ -94,6 +97,12 @@ final class DeployRoleTests: XCTestCase {
         let later = try Terminal(port: server.port)
         let hello = try later.request("hello", [("user", "alice"), ("token", .string(db.tokens["alice"]!))])
         XCTAssertTrue(JSONWriter.string(hello["shortcuts"] ?? .null).contains("\"doc\":\"d\""), JSONWriter.string(.object(hello)))
+
+        let logged = try WebhookReceiver.logPositions(db)
+        let posted = receiver.wait { Set($0.filter(\.delivered).compactMap(\.position)) == Set(logged) }
+        XCTAssertEqual(Set(posted.filter(\.delivered).compactMap(\.position)), Set(logged), "webhooks delivered as the deploy role")
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertGreaterThanOrEqual(try WebhookReceiver.listed(db).first?["position"]?.intValue ?? 0, logged.last ?? 1, "and its position recorded")
 
         XCTAssertEqual(failedInternally, [], "requests the deploy role could not serve")
         XCTAssertEqual(try requestTypes().subtracting(used), [], "request types this test does not exercise yet")

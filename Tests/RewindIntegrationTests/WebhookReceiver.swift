@@ -57,6 +57,25 @@ final class WebhookReceiver: @unchecked Sendable {
 
     var url: String { "http://127.0.0.1:\(port)/hooks/rewind" }
 
+    /// `rewind admin webhook add` of this receiver (`extra`: its options); tells the receiver the secret; answers the id.
+    func add(to db: TestDatabase, _ extra: [String] = ["--after", "0"]) throws -> Int64 {
+        let out = try admin(db, ["webhook", "add", url, "--json"] + extra)
+        let made = try XCTUnwrap((try JSONParser.parse(out.trimmingCharacters(in: .whitespacesAndNewlines))).objectValue)
+        control("secret " + (made["secret"]?.stringValue ?? ""))
+        return try XCTUnwrap(made["id"]?.intValue)
+    }
+
+    /// `rewind admin webhook list --json`.
+    static func listed(_ db: TestDatabase) throws -> [JSONObject] {
+        try admin(db, "webhook", "list", "--json").split(separator: "\n").compactMap { (try JSONParser.parse(String($0))).objectValue }
+    }
+
+    /// The log's positions, as a follower reads them (what every receiver must get).
+    static func logPositions(_ db: TestDatabase, prefix: String? = nil) throws -> [Int64] {
+        try admin(db, ["follow", "--caught-up", "--after", "0"] + (prefix.map { ["--doc-prefix", $0] } ?? [])).split(separator: "\n")
+            .compactMap { (try JSONParser.parse(String($0))).objectValue?["position"]?.intValue }
+    }
+
     func control(_ line: String) {
         stdin.fileHandleForWriting.write(Data((line + "\n").utf8))
         Thread.sleep(forTimeInterval: 0.05)

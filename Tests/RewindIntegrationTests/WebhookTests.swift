@@ -13,21 +13,12 @@ final class WebhookTests: XCTestCase {
     static let fast = ["--webhook-lease", "4", "--webhook-timeout", "1", "--webhook-retry-base", "0.2"]
 
     func addWebhook(_ db: TestDatabase, _ receiver: WebhookReceiver, _ extra: [String] = ["--after", "0"]) throws -> Int64 {
-        let out = try admin(db, ["webhook", "add", receiver.url, "--json"] + extra)
-        let made = try XCTUnwrap((try JSONParser.parse(out.trimmingCharacters(in: .whitespacesAndNewlines))).objectValue)
-        receiver.control("secret " + (made["secret"]?.stringValue ?? ""))
-        return try XCTUnwrap(made["id"]?.intValue)
+        try receiver.add(to: db, extra)
     }
 
-    func listed(_ db: TestDatabase) throws -> [JSONObject] {
-        try admin(db, "webhook", "list", "--json").split(separator: "\n").compactMap { (try JSONParser.parse(String($0))).objectValue }
-    }
+    func listed(_ db: TestDatabase) throws -> [JSONObject] { try WebhookReceiver.listed(db) }
 
-    /// The log's positions, as a follower reads them (what every receiver must get).
-    func logPositions(_ db: TestDatabase, prefix: String? = nil) throws -> [Int64] {
-        try admin(db, ["follow", "--caught-up", "--after", "0"] + (prefix.map { ["--doc-prefix", $0] } ?? [])).split(separator: "\n")
-            .compactMap { (try JSONParser.parse(String($0))).objectValue?["position"]?.intValue }
-    }
+    func logPositions(_ db: TestDatabase, prefix: String? = nil) throws -> [Int64] { try WebhookReceiver.logPositions(db, prefix: prefix) }
 
     func assertInOrderPerDocument(_ got: [WebhookReceiver.Request], file: StaticString = #filePath, line: UInt = #line) {
         var last: [String: Int64] = [:]

@@ -27,6 +27,10 @@ public struct DeliveryWindow<Entry> {
     }
 
     public private(set) var slots: [Slot] = []
+    /// Slots posted now, and slots that failed at least once and are not delivered: kept as counts,
+    /// because the deliverer asks after every answer (thousands a second) and most of the time both are small.
+    public private(set) var inFlight = 0
+    private var failing = 0
     /// Every entry up to here has been read into the window (or was not for this endpoint).
     public private(set) var readThrough: Int64
     public let capacity: Int
@@ -43,7 +47,6 @@ public struct DeliveryWindow<Entry> {
     }
 
     public var room: Int { capacity - slots.count }
-    public var inFlight: Int { slots.reduce(0) { $0 + ($1.state == .inFlight ? 1 : 0) } }
     public var isEmpty: Bool { slots.isEmpty }
 
     /// Entries read after `readThrough`, by position, then how far the read went (`through` ≥ the last entry's position).
@@ -59,16 +62,17 @@ public struct DeliveryWindow<Entry> {
     /// The slots to post now (marked in flight): in order, never a document's
     /// entry while an earlier one of it is not delivered, at most `maxInFlight` at once.
     public mutating func start(now: UInt64, maxInFlight: Int) -> [Slot] {
+        guard inFlight < maxInFlight else { return [] }
         var started: [Slot] = []
         var busyDocs = Set<String>()
-        var flying = inFlight
-        for i in slots.indices where flying < maxInFlight {
+        for i in slots.indices {
+            guard inFlight < maxInFlight else { break }
             let s = slots[i]
             if s.state == .delivered { continue }
             if s.state == .waiting && s.retryAt <= now && !busyDocs.contains(s.doc) {
                 slots[i].state = .inFlight
+                inFlight += 1
                 started.append(slots[i])
-                flying += 1
             }
             busyDocs.insert(s.doc)
         }
@@ -77,8 +81,10 @@ public struct DeliveryWindow<Entry> {
 
     /// The post of the entry at `position` was answered 2xx.
     public mutating func delivered(_ position: Int64) {
-        guard let i = slots.firstIndex(where: { $0.position == position }) else { return }
+        guard let i = slots.firstIndex(where: { $0.position == position }), slots[i].state == .inFlight else { return }
         slots[i].state = .delivered
+        inFlight -= 1
+        if slots[i].failingSince != nil { failing -= 1 }
         slots[i].failingSince = nil
         let done = slots.prefix { $0.state == .delivered }.count
         slots.removeFirst(done)
@@ -87,8 +93,10 @@ public struct DeliveryWindow<Entry> {
     /// Its post failed: it waits `delayMs`; answers since when it has been failing.
     @discardableResult
     public mutating func failed(_ position: Int64, now: UInt64, delayMs: UInt64) -> UInt64 {
-        guard let i = slots.firstIndex(where: { $0.position == position }) else { return now }
+        guard let i = slots.firstIndex(where: { $0.position == position }), slots[i].state == .inFlight else { return now }
         slots[i].state = .waiting
+        inFlight -= 1
+        if slots[i].failingSince == nil { failing += 1 }
         slots[i].attempts += 1
         slots[i].retryAt = now + delayMs
         let since = slots[i].failingSince ?? now
@@ -99,15 +107,17 @@ public struct DeliveryWindow<Entry> {
     /// Every slot back to waiting (the posts under way were abandoned: a lease lost, a shutdown).
     public mutating func abandonInFlight() {
         for i in slots.indices where slots[i].state == .inFlight { slots[i].state = .waiting }
+        inFlight = 0
     }
 
     /// The earliest time a waiting slot may be posted again (nil: none waits on a retry).
     public func nextRetry(after now: UInt64) -> UInt64? {
-        slots.filter { $0.state == .waiting && $0.retryAt > now }.map(\.retryAt).min()
+        guard failing > 0 else { return nil }  // only a failed slot waits on a retry
+        return slots.lazy.filter { $0.state == .waiting && $0.retryAt > now }.map(\.retryAt).min()
     }
 
     /// The oldest failure among the slots not yet delivered.
-    public var failingSince: UInt64? { slots.compactMap(\.failingSince).min() }
+    public var failingSince: UInt64? { failing > 0 ? slots.lazy.compactMap(\.failingSince).min() : nil }
 }
 
 /// When a failed delivery is tried again: exponential backoff from `baseMs`,
