@@ -113,6 +113,28 @@ final class FollowTests: XCTestCase {
         XCTAssertEqual((try JSONParser.parse(String(rest[0]))).objectValue?["doc"], "globex:1")
     }
 
+    /// Each malformed way of asking for the feed is a 400 problem naming what is wrong, on a connection that goes on.
+    func testMalformedFollowRequestsAreProblemsNotStreams() throws {
+        let db = try TestDatabase(users: ["alice"])
+        let s = try ServerProcess(database: db, arguments: ["--api", "127.0.0.1:0"])
+        let c = try HTTPTestClient(port: try XCTUnwrap(s.apiPort), key: try key(db, "feed", "events:read"))
+        let long = String(repeating: "x", count: 5_000)
+        for (path, headers, mentions) in [
+            ("/v1/events?after=-1", [String: String](), "after"), ("/v1/events?after=abc", [:], "after"),
+            ("/v1/events?after=99999999999999999999", [:], "after"), ("/v1/events?after=1.5", [:], "after"),
+            ("/v1/events", ["Last-Event-ID": "x"], "Last-Event-ID"), ("/v1/events", ["Last-Event-ID": "-3"], "Last-Event-ID"),
+            ("/v1/events?doc_prefix=\(long)", [:], "doc_prefix"), ("/v1/events?doc_prefix=a%00b", [:], "%00"),
+        ] {
+            let r = try c.request("GET", path, headers: headers)
+            XCTAssertEqual(r.status, 400, "\(path.prefix(60)) \(headers)")
+            XCTAssertEqual(r.headers["content-type"], "application/problem+json", path)
+            XCTAssertEqual(r.code, "bad_request", path)
+            XCTAssertTrue(r.json["detail"]?.stringValue?.contains(mentions) == true, "\(path.prefix(60)): \(r.json)")
+        }
+        let ok = try c.request("GET", "/v1/docs/none")
+        XCTAssertEqual(ok.status, 403, "the connection still answers (a key without docs:read)")
+    }
+
     /// docs/examples/search_index.py, an app backend's search index kept from the feed, run as a backend would run it.
     func testTheExampleSearchIndexFollowsTheLog() throws {
         let db = try TestDatabase(users: ["alice"])

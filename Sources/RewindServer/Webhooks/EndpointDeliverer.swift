@@ -110,23 +110,30 @@ final class EndpointDeliverer {
 
     private func pump() {
         guard running else { return }
+        if let reason = givingUp {  // no more posts: disabled once the database has it
+            if !dbBusy { giveUp(reason) }
+            return
+        }
         let now = clock()
         if now < postsAllowedUntil {
             for slot in window.start(now: now, maxInFlight: settings.concurrency) { post(slot) }
         }
+        // Read on when half the window is free (a receiver slower than the log fills it, and waits).
+        let roomToRead = window.room >= min(LogFollower.page, window.capacity / 2)
         if !dbBusy {
-            if let reason = givingUp {
-                giveUp(reason)
-            } else if needsRecord(now) {
+            if needsRecord(now) {
                 record()
-            } else if now >= nextReadAt && window.room >= min(LogFollower.page, window.capacity / 2) {
+            } else if now >= nextReadAt && roomToRead {
                 read()
             }
         }
-        var wake = nextReadAt
+        // When to look again; answers and finished jobs look again by themselves.
+        var wake = UInt64.max
+        if roomToRead && !dbBusy { wake = nextReadAt }
         if let retry = window.nextRetry(after: now) { wake = min(wake, retry) }
         if window.deliveredThrough > recorded || deliveredUnrecorded > 0 { wake = min(wake, lastRecordAt + settings.recordEveryMs) }
         if now >= postsAllowedUntil && !window.isEmpty { wake = min(wake, now + 100) }  // a renewed lease lets posts start again
+        guard wake != .max else { return timer.stop() }
         timer.start(after: wake > now ? wake - now : 1) { [unowned self] in self.pump() }
     }
 
@@ -179,22 +186,32 @@ final class EndpointDeliverer {
 
     // MARK: The database, one job at a time
 
-    private func read() {
+    /// Runs `work` on the pool with the endpoint's connection (made again after an error) and keys, one job at a
+    /// time; `done` runs on the loop unless the deliverer stopped meanwhile (its connection is closed then).
+    private func onPool<T: Sendable>(_ work: @escaping @Sendable (Database, Follow.Keys?) throws(RewindError) -> T,
+                                     _ done: @escaping (Result<T, RewindError>) -> Void) {
         dbBusy = true
-        let reader = self.reader, after = window.readThrough, prefix = endpoint.prefix, kinds = endpoint.kinds
-        let limit = min(LogFollower.page, window.room)
-        BackgroundWork.run(on: loop, { () -> Result<(entries: [(Int64, String, Body)], next: Int64, full: Bool), RewindError> in
-            do throws(RewindError) {
-                let page = try Follow.page(after: after, prefix: prefix, limit: limit, keys: reader.keys, db: try reader.connected())
-                let entries = page.entries.filter { kinds?.contains($0.kind) ?? true }.map { ($0.position, $0.doc, JSONWriter.encode($0.json)) }
-                return .success((entries, page.next, page.entries.count == limit))
-            } catch {
+        let reader = self.reader
+        BackgroundWork.run(on: loop, { () -> Result<T, RewindError> in
+            do throws(RewindError) { return .success(try work(try reader.connected(), reader.keys)) } catch {
                 reader.db = nil
                 return .failure(error)
             }
         }) { [self] result in
             self.dbBusy = false
             guard self.running else { return self.closeConnection() }
+            done(result)
+        }
+    }
+
+    private func read() {
+        let after = window.readThrough, prefix = endpoint.prefix, kinds = endpoint.kinds
+        let limit = min(LogFollower.page, window.room)
+        onPool({ db, keys throws(RewindError) in
+            let page = try Follow.page(after: after, prefix: prefix, limit: limit, keys: keys, db: db)
+            let entries = page.entries.filter { kinds?.contains($0.kind) ?? true }.map { ($0.position, $0.doc, JSONWriter.encode($0.json)) }
+            return (entries: entries, next: page.next, full: page.entries.count == limit)
+        }) { [self] result in
             switch result {
             case let .success(page):
                 self.window.read(page.entries.map { (position: $0.0, doc: $0.1, entry: $0.2) }, through: page.next)
@@ -208,18 +225,10 @@ final class EndpointDeliverer {
     }
 
     private func record() {
-        dbBusy = true
-        let p = progress(), reader = self.reader, endpoint = self.endpoint, owner = self.owner
+        let p = progress(), endpoint = self.endpoint, owner = self.owner
         let failing = window.failingSince != nil
         lastRecordAt = clock()
-        BackgroundWork.run(on: loop, { () -> Result<Bool, RewindError> in
-            do throws(RewindError) { return .success(try Webhooks.record(endpoint, owner: owner, p, db: try reader.connected())) } catch {
-                reader.db = nil
-                return .failure(error)
-            }
-        }) { [self] result in
-            self.dbBusy = false
-            guard self.running else { return self.closeConnection() }
+        onPool({ db, _ throws(RewindError) in try Webhooks.record(endpoint, owner: owner, p, db: db) }) { [self] result in
             switch result {
             case .success(true):
                 self.recorded = max(self.recorded, p.position)
@@ -236,18 +245,14 @@ final class EndpointDeliverer {
     }
 
     private func giveUp(_ reason: String) {
-        dbBusy = true
-        let p = progress(), reader = self.reader, endpoint = self.endpoint, owner = self.owner
+        let p = progress(), endpoint = self.endpoint, owner = self.owner
         logger.error("webhook disabled: deliveries failed for the whole retry window", metadata: ["reason": "\(reason)"])
-        running = false
         timer.close()
-        BackgroundWork.run(on: loop, { () -> RewindError? in
-            do throws(RewindError) { try Webhooks.giveUp(endpoint, owner: owner, p, reason: reason, db: try reader.connected()); return nil } catch {
-                return error
+        onPool({ db, _ throws(RewindError) in try Webhooks.giveUp(endpoint, owner: owner, p, reason: reason, db: db) }) { [self] result in
+            if case let .failure(error) = result {
+                self.logger.error("webhook: could not record that it was disabled", metadata: ["error": "\(error.message)"])
             }
-        }) { [self] error in
-            if let error { self.logger.error("webhook: could not record that it was disabled", metadata: ["error": "\(error.message)"]) }
-            self.dbBusy = false
+            self.running = false
             self.closeConnection()
             self.onEnd(self)
         }
