@@ -277,14 +277,16 @@ enum LogRows {
     ///
     /// Each row's position (schema/021) is written here rather than by the
     /// column's default — the transaction's id and the row's rank in the
-    /// batch, document by document in `seq` order — one INSERT a transaction.
+    /// batch's arrays (`WITH ORDINALITY`), which hold each document's rows
+    /// together and in `seq` order (`append(_:)`), so that a document's
+    /// positions grow with its seq without a sort — one INSERT a transaction.
     static let appendSQL = """
         WITH rows AS (
             SELECT * FROM unnest($7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::bigint[], $13::text[],
                                  $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[],
-                                 $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[])
+                                 $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[]) WITH ORDINALITY
                 AS r(doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops, inverse,
-                     refers, meta, time_ms, hash)
+                     refers, meta, time_ms, hash, rank)
         ), claim AS (
             SELECT * FROM rewind_claim_heads($1::text[], $2::bigint[], $3::bytea[], $4::bigint[], $5::bigint[], $6::bytea[])
         ), ins AS (
@@ -292,8 +294,7 @@ enum LogRows {
                              inverse, refers, meta, time, hash, position)
             SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
                    r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash,
-                   ((pg_current_xact_id()::text::bigint + (SELECT base FROM log_position_base)) << 20)
-                       | row_number() OVER (ORDER BY r.doc, r.seq)
+                   ((pg_current_xact_id()::text::bigint + (SELECT base FROM log_position_base)) << 20) | r.rank
             FROM rows r WHERE r.doc IN (SELECT claim.doc FROM claim WHERE claim.claimed)
         )
         SELECT claim.doc, claim.claimed, claim.seq, NULL::bigint, NULL::text FROM claim
@@ -326,9 +327,9 @@ enum LogRows {
         WITH rows AS (
             SELECT * FROM unnest($7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::bigint[], $13::text[],
                                  $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[],
-                                 $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[], $26::bool[])
+                                 $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[], $26::bool[]) WITH ORDINALITY
                 AS r(doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops, inverse,
-                     refers, meta, time_ms, hash, check_dup)
+                     refers, meta, time_ms, hash, check_dup, rank)
         ), dup AS (
             SELECT r.doc, r.seq, l.version, l.tx_digest FROM rows r
             CROSS JOIN LATERAL (SELECT l.version, l.tx_digest FROM log l
@@ -352,8 +353,7 @@ enum LogRows {
                              inverse, refers, meta, time, hash, position)
             SELECT r.doc, r.seq, r.version, r.entry, r.id, r.user_id, r.client, r.kind, r.grp, r.action, r.tx, r.tx_digest,
                    r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash,
-                   ((pg_current_xact_id()::text::bigint + (SELECT base FROM log_position_base)) << 20)
-                       | row_number() OVER (ORDER BY r.doc, r.seq)
+                   ((pg_current_xact_id()::text::bigint + (SELECT base FROM log_position_base)) << 20) | r.rank
             FROM rows r WHERE r.doc IN (SELECT id FROM claim)
         )
         SELECT c.doc, c.doc IN (SELECT id FROM claim), d.seq, NULL::bigint, NULL::text

@@ -113,6 +113,44 @@ final class FollowTests: XCTestCase {
         XCTAssertEqual((try JSONParser.parse(String(rest[0]))).objectValue?["doc"], "globex:1")
     }
 
+    /// Several entries of several documents in one transaction: each document's positions grow with its seq
+    /// (a follower and a webhook deliver a document's entries in position order).
+    func testADocumentsPositionsGrowWithItsSeqInsideOneTransaction() throws {
+        let db = try TestDatabase(users: ["alice"])
+        let s = try ServerProcess(database: db, arguments: ["--writers", "1"])
+        var terminals: [Terminal] = []
+        for d in ["p", "q", "r"] {
+            let t = try Terminal(port: s.port)
+            _ = try t.hello("alice", db, client: "c-\(d)")
+            XCTAssertEqual(try t.request("create_doc", [("doc", .string(d))])["ok"], true)
+            XCTAssertEqual(try t.request("open", [("doc", .string(d))])["ok"], true)
+            terminals.append(t)
+        }
+        for round in 0..<5 {
+            // Each terminal pipelines its submits, all at once: the writer batches them.
+            for (i, t) in terminals.enumerated() {
+                t.sendRaw((0..<20).flatMap { k -> [UInt8] in
+                    let v = Int64(round * 20 + k)
+                    return Message.line(["id": .int(1_000 + v), "type": "submit", "doc": .string(["p", "q", "r"][i]), "tx": .string("t\(v)"),
+                                         "base": .int(v), "ops": [["op": "set", "node": "root", "key": "k", "value": .int(v)]]])
+                })
+            }
+            for t in terminals {
+                var acked = 0
+                while acked < 20 { if try t.next()["re"] != nil { acked += 1 } }
+            }
+        }
+        let check = try Database(db.conninfo)
+        let shared = try check.query("SELECT count(*) FROM (SELECT position >> 20 FROM log GROUP BY 1 HAVING count(*) > 1) t").int(0, 0) ?? 0
+        XCTAssertGreaterThan(shared, 0, "some transaction appended several entries (else this test proves nothing)")
+        let mixed = try check.query("SELECT count(*) FROM (SELECT position >> 20 FROM log GROUP BY 1 HAVING count(DISTINCT doc) > 1) t").int(0, 0) ?? 0
+        XCTAssertGreaterThan(mixed, 0, "some transaction appended entries of several documents")
+        XCTAssertEqual(try check.query("""
+            SELECT count(*) FROM log a JOIN log b ON a.doc = b.doc AND a.seq < b.seq AND a.position > b.position
+            """).int(0, 0), 0, "a document's positions grow with its seq")
+        XCTAssertEqual(try check.query("SELECT count(*) - count(DISTINCT position) FROM log").int(0, 0), 0, "positions are unique")
+    }
+
     /// Each malformed way of asking for the feed is a 400 problem naming what is wrong, on a connection that goes on.
     func testMalformedFollowRequestsAreProblemsNotStreams() throws {
         let db = try TestDatabase(users: ["alice"])
