@@ -442,7 +442,6 @@ CREATE TABLE public.log (
     hash bytea NOT NULL,
     "position" bigint DEFAULT public.rewind_log_position() NOT NULL,
     CONSTRAINT log_check CHECK (((entry = 'mark'::text) OR ((version > 0) AND (kind = ANY (ARRAY['edit'::text, 'undo'::text, 'redo'::text, 'restore'::text])) AND (grp IS NOT NULL) AND (tx <> ''::text) AND (tx_digest IS NOT NULL) AND (base >= 0) AND (base < version) AND (ops IS NOT NULL) AND (inverse IS NOT NULL)))),
-    CONSTRAINT log_check1 CHECK (((entry = 'event'::text) OR ((kind = ANY (ARRAY['close'::text, 'rename'::text, 'clear'::text])) AND (base IS NULL) AND (ops IS NULL)))),
     CONSTRAINT log_entry_check CHECK ((entry = ANY (ARRAY['event'::text, 'mark'::text]))),
     CONSTRAINT log_hash_check CHECK ((octet_length(hash) = 32)),
     CONSTRAINT log_seq_check CHECK ((seq > 0)),
@@ -794,6 +793,14 @@ ALTER TABLE ONLY public.identities
 
 ALTER TABLE ONLY public.log
     ADD CONSTRAINT log_id_key UNIQUE (id);
+
+
+--
+-- Name: log log_mark_kind; Type: CHECK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE public.log
+    ADD CONSTRAINT log_mark_kind CHECK (((entry = 'event'::text) OR ((kind = ANY (ARRAY['close'::text, 'rename'::text, 'clear'::text, 'levels'::text])) AND (base IS NULL) AND (ops IS NULL)))) NOT VALID;
 
 
 --

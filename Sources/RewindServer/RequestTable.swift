@@ -45,6 +45,7 @@ extension RequestType {
         .init(name: "undo", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.undo.revert(r, c, d, kind: .undo) }),
         .init(name: "redo", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.undo.revert(r, c, d, kind: .redo) }),
         .init(name: "clear_history", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.undo.clearHistory(r, c, d) }),
+        .init(name: "set_undo_levels", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.undo.setUndoLevels(r, c, d) }),
         .init(name: "history", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.undo.history(r, c, d) }),
         // Focus and presence (Chain/FocusRequests.swift)
         .init(name: "focus", rule: .openDocument(.read) { s, r, c, d throws(RewindError) in try s.focusRequests.focus(r, c, d) }),

@@ -6,7 +6,7 @@ import RewindCore
 /// connection of its own, synchronously, off the loop.
 public enum Webhooks {
     /// The entry kinds an endpoint may ask for (`--events`).
-    public static let kinds: Set<String> = ["edit", "undo", "redo", "restore", "close", "rename", "clear"]
+    public static let kinds: Set<String> = ["edit", "undo", "redo", "restore", "close", "rename", "clear", "levels"]
 
     /// An endpoint as an instance that holds its lease delivers it.
     public struct Endpoint: Sendable, Equatable {

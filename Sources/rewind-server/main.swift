@@ -66,7 +66,7 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Milliseconds within which one terminal's text edits in one node coalesce into one \"Typing\" undo group.")
     var typingWindow: Int64 = defaults.typingWindowMs
 
-    @Option(help: "Groups kept per undo and redo stack (0: all). Set once per deployment: replay uses the same value.")
+    @Option(help: "Groups kept per undo and redo stack (0: all): the default, and the most a user may choose with `set_undo_levels`. Set once per deployment: replay uses the same value.")
     var undoLevels: Int = defaults.undoLevels
 
     @Option(help: "Store a snapshot of a document every N events, so that opening it reads only the log after it (0: never).")

@@ -23,7 +23,7 @@ extension Admin {
             @OptionGroup var db: DatabaseOptions
             @Argument(help: "Where to POST: an http:// or https:// URL.")
             var url: String
-            @Option(help: "Entry kinds to deliver, comma-separated: edit, undo, redo, restore, close, rename, clear (default all).")
+            @Option(help: "Entry kinds to deliver, comma-separated: edit, undo, redo, restore, close, rename, clear, levels (default all).")
             var events: String?
             @Option(help: "Only documents whose id starts with this.")
             var docPrefix: String?

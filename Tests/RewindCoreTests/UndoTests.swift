@@ -55,16 +55,19 @@ final class UndoTests: XCTestCase {
     // MARK: Properties over random multi-user sequences
 
     /// Three users edit at random (some in explicit groups); users undo and redo
-    /// at random. Undo then redo leaves the document unchanged, as does a run
-    /// of undos then as many redos; replay of the log gives the same document
+    /// at random, and now and then choose their undo levels. Undo then redo leaves
+    /// the document unchanged, as does a run of undos then as many redos; no stack
+    /// is longer than its user's levels; replay of the log gives the same document
     /// and the same stacks.
     func testUndoRedoRoundTripsAndReplayEqualsLive() throws {
         for seed in 0..<80 as Range<UInt64> {
             var gen = OpGenerator(seed: seed)
-            var sim = UndoSim()
+            var sim = UndoSim(levels: 12)
             for step in 0..<60 {
                 let user = Int64.random(in: 1...3, using: &gen.rng)
-                switch Int.random(in: 0..<10, using: &gen.rng) {
+                switch Int.random(in: 0..<11, using: &gen.rng) {
+                case 10:
+                    sim.mark(.levels, user, action: [nil, "1", "3", "8", "40"].randomElement(using: &gen.rng)!)
                 case 0..<5:
                     _ = try? sim.edit(user, [gen.op(on: sim.doc)], after: Int64.random(in: 0...800, using: &gen.rng))
                 case 5:
@@ -90,6 +93,9 @@ final class UndoTests: XCTestCase {
                     }
                 }
                 assertPromptTopsMatchTheGroups(sim.history, "seed \(seed) step \(step)")
+                for (k, st) in sim.history.stacks {
+                    XCTAssertLessThanOrEqual(max(st.undo.count, st.redo.count), sim.history.levels(for: k.user), "seed \(seed) step \(step)")
+                }
             }
             let replayed = try sim.replayed()
             XCTAssertEqual(replayed.document, sim.doc, "seed \(seed)")
@@ -355,6 +361,50 @@ final class UndoTests: XCTestCase {
         sim.mark(.clear, 1)
         XCTAssertEqual(sim.history.stacks(user: 1, scope: nil), UndoHistory.Stacks())
         assertSameHistory(try sim.replayed().history, sim.history)
+    }
+
+    /// `set_undo_levels` as a `levels` mark: lowering drops the user's oldest groups at
+    /// once (others' untouched), raising brings nothing back, the server's levels cap the
+    /// choice, null returns to the default; replay and a snapshot hold the same.
+    func testLevelsPerUserSetLoweredRaisedAndReplayed() throws {
+        var sim = UndoSim(levels: 10)
+        for i in 0..<6 {
+            try sim.edit(1, [.set("root", key: "a", value: .int(Int64(i)))])
+            try sim.edit(2, [.set("root", key: "b", value: .int(Int64(i)))])
+        }
+        XCTAssertEqual(sim.history.levels(for: 1), 10)
+        let oldest = sim.history.stacks(user: 1, scope: nil).undo
+        sim.mark(.levels, 1, action: "2")
+        XCTAssertEqual(sim.history.levels(for: 1), 2)
+        XCTAssertEqual(sim.history.stacks(user: 1, scope: nil).undo, Array(oldest.suffix(2)), "lowered: the two newest kept")
+        XCTAssertEqual(sim.history.stacks(user: 2, scope: nil).undo.count, 6, "another user's stacks untouched")
+        XCTAssertNil(sim.history.groups[oldest[0]], "the dropped groups are gone, not just unlisted")
+        sim.mark(.levels, 1, action: "5")
+        XCTAssertEqual(sim.history.stacks(user: 1, scope: nil).undo.count, 2, "raised: nothing dropped comes back")
+        for i in 0..<5 { try sim.edit(1, [.set("root", key: "a", value: .int(Int64(10 + i)))]) }
+        XCTAssertEqual(sim.history.stacks(user: 1, scope: nil).undo.count, 5, "then it keeps five")
+        sim.mark(.levels, 1, action: "50")
+        XCTAssertEqual(sim.history.levels(for: 1), 10, "never above the server's levels")
+        sim.mark(.levels, 1, action: "3")
+        sim.mark(.levels, 2, action: "1")
+        XCTAssertEqual(sim.history.stacks(user: 2, scope: nil).undo.count, 1)
+        try sim.undo(2)
+        XCTAssertEqual(sim.history.stacks(user: 2, scope: nil).redo.count, 1, "redo is kept to the same levels")
+        XCTAssertThrowsError(try sim.undo(2)) { XCTAssertEqual(($0 as! RewindError).code, .notFound) }
+        sim.mark(.levels, 1, action: nil)
+        XCTAssertEqual(sim.history.levels(for: 1), 10, "null: back to the server's default")
+        XCTAssertEqual(sim.history.stacks(user: 1, scope: nil).undo.count, 3)
+
+        let replayed = try sim.replayed().history
+        assertSameHistory(replayed, sim.history, "replay")
+        XCTAssertEqual(replayed.userLevels, sim.history.userLevels)
+        let restored = try UndoHistory(snapshot: sim.history.snapshotJSON, floor: 1)
+        XCTAssertEqual(restored.userLevels, sim.history.userLevels, "kept in snapshots")
+        XCTAssertEqual(restored.levels(for: 2), 1)
+        // A snapshot from before levels per user (no `user_levels`) still reads.
+        var old = sim.history.snapshotJSON.objectValue!
+        old.members.removeAll { $0.key == "user_levels" }
+        XCTAssertEqual(try UndoHistory(snapshot: .object(old), floor: 1).userLevels, [:])
     }
 
     // MARK: Scopes

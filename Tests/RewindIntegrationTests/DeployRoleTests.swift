@@ -60,6 +60,7 @@ final class DeployRoleTests: XCTestCase {
         XCTAssertTrue(try req(alice, "end_group", [("doc", "d")]).isOK)
         XCTAssertTrue(try req(alice, "undo", [("doc", "d")]).isOK)
         XCTAssertTrue(try req(alice, "redo", [("doc", "d")]).isOK)
+        XCTAssertTrue(try req(alice, "set_undo_levels", [("doc", "d"), ("levels", 50)]).isOK)
         XCTAssertTrue(try req(alice, "history", [("doc", "d")]).isOK)
         XCTAssertTrue(try req(alice, "focus", [("doc", "d"), ("node", "t")]).isOK)
         XCTAssertTrue(try req(alice, "select", [("doc", "d"), ("node", "t"), ("start", 1), ("end", 3)]).isOK)

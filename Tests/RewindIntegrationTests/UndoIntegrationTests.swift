@@ -249,6 +249,57 @@ final class UndoIntegrationTests: XCTestCase {
         XCTAssertEqual(replayed.document.json, try stateOf(a))
     }
 
+    /// `set_undo_levels`: per user, capped by the server's `--undo-levels`, recorded in the
+    /// log (a restart replays it), reported by `history`; bad values refused.
+    func testUndoLevelsPerUserAreSetReportedAndReplayed() throws {
+        let db = try TestDatabase()
+        var server = try ServerProcess(database: db, arguments: ["--undo-levels", "10"])
+        var a = try Terminal(port: server.port)
+        try a.hello("alice", db)
+        let b = try Terminal(port: server.port)
+        try b.hello("bob", db)
+        try a.request("create_doc", [("doc", "d")])
+        try a.share("d", "bob")
+        for t in [a, b] { ok(try t.request("open", [("doc", "d")])) }
+        var base: Int64 = 0
+        for i in 0..<6 {
+            for (t, who) in [(a, "a"), (b, "b")] {
+                base = try t.submit("d", tx: "\(who)\(i)", base: base, [["op": "set", "node": "root", "key": .string(who), "value": .int(Int64(i))]])
+            }
+        }
+        XCTAssertEqual(try a.request("history", [("doc", "d")])["levels"], 10, "the server's default")
+        let set = try a.request("set_undo_levels", [("doc", "d"), ("levels", 2)])
+        XCTAssertEqual(set["levels"], 2, "\(set)")
+        var h = try a.request("history", [("doc", "d")])
+        XCTAssertEqual(h["undo"]?.arrayValue?.count, 2, "lowered: the oldest groups dropped at once")
+        XCTAssertEqual(h["levels"], 2)
+        XCTAssertEqual(try b.request("history", [("doc", "d")])["undo"]?.arrayValue?.count, 6, "bob's stacks untouched")
+        for bad: JSON in [0, 11, -1, "3", 2.5] {
+            let r = try a.request("set_undo_levels", [("doc", "d"), ("levels", bad)])
+            XCTAssertEqual(r.errorCode, "bad_request", "\(bad): \(r)")
+        }
+        XCTAssertEqual(try a.request("set_undo_levels", [("doc", "d")]).errorCode, "bad_request", "levels is required")
+        ok(try a.request("set_undo_levels", [("doc", "d"), ("levels", 4)]))
+        XCTAssertEqual(try a.request("history", [("doc", "d")])["undo"]?.arrayValue?.count, 2, "raised: nothing comes back")
+        // Replayed after a restart (kill -9: nothing but the log).
+        server.kill9()
+        server = try ServerProcess(database: db, arguments: ["--undo-levels", "10"])
+        a = try Terminal(port: server.port)
+        try a.hello("alice", db)
+        ok(try a.request("open", [("doc", "d")]))
+        h = try a.request("history", [("doc", "d")])
+        XCTAssertEqual(h["levels"], 4)
+        XCTAssertEqual(h["undo"]?.arrayValue?.count, 2)
+        for i in 0..<4 { base = try a.submit("d", tx: "later\(i)", base: base, [["op": "set", "node": "root", "key": "a", "value": .int(Int64(100 + i))]]) }
+        XCTAssertEqual(try a.request("history", [("doc", "d")])["undo"]?.arrayValue?.count, 4)
+        let back = try a.request("set_undo_levels", [("doc", "d"), ("levels", .null)])
+        XCTAssertEqual(back["levels"], 10, "null: the server's default again")
+        let replayed = try RewindStore.Replay.document("d", db: db.db)
+        let alice = try XCTUnwrap(try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0))
+        XCTAssertNil(replayed.history.userLevels[alice], "the CLI's replay read the null: the default applies")
+        XCTAssertEqual(replayed.history.stacks(user: alice, scope: nil).undo.count, 4, "the CLI's replay agrees with the live server")
+    }
+
     func testGroupingErrorsAndClearHistory() throws {
         let f = try Fixture()
         let a = f.alice

@@ -14,6 +14,10 @@ public struct GroupMark: Sendable, Equatable {
         case rename
         /// `clear_history`: the user's stacks in `scope` are emptied.
         case clear
+        /// `set_undo_levels`: the groups the user's stacks keep from now on
+        /// (NSUndoManager's levelsOfUndo), its `action` the number — nil: back
+        /// to the server's default. Stacks longer than that lose their oldest groups now.
+        case levels
     }
 
     public var n: Int64

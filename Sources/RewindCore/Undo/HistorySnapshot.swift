@@ -30,8 +30,10 @@ extension UndoHistory {
         let marks: [JSON] = markTransactions.keys.sorted { ($0.user, $0.tx) < ($1.user, $1.tx) }.map { k in
             .obj([("user", .int(k.user)), ("tx", .string(k.tx.string)), ("n", .int(markTransactions[k]!))])
         }
+        let chosen: [JSON] = userLevels.keys.sorted().map { .obj([("user", .int($0)), ("levels", .int(Int64(userLevels[$0]!)))]) }
         return .obj([("levels", .int(Int64(levels))), ("marks", .int(markCount)), ("stacks", .array(stackList)),
-                      ("groups", .array(groupList)), ("open", .array(openList)), ("mark_tx", .array(marks))])
+                      ("groups", .array(groupList)), ("open", .array(openList)), ("mark_tx", .array(marks)),
+                      ("user_levels", .array(chosen))])
     }
 
     /// A history from `snapshotJSON`; its log starts empty at `floor`.
@@ -75,6 +77,11 @@ extension UndoHistory {
             else { throw bad("mark transaction") }
             markTransactions[DocumentLedger.TxKey(user: user, tx: Key(tx))] = n
         }
+        // Absent from snapshots made before `set_undo_levels`.
+        for c in o["user_levels"]?.arrayValue ?? [] {
+            guard let co = c.objectValue, let user = co["user"]?.intValue, let n = co["levels"]?.intValue, n > 0 else { throw bad("user levels") }
+            userLevels[user] = Int(n)
+        }
     }
 
     /// Puts back the log of an event at or after the floor (oldest first),
@@ -101,6 +108,7 @@ extension UndoHistory {
         h.open = open
         h.markCount = markCount
         h.markTransactions = markTransactions
+        h.userLevels = userLevels
         h.logBase = logBase + Int64(log.count)
         return h
     }

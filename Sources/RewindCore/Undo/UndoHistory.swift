@@ -107,7 +107,17 @@ public struct UndoHistory: Sendable {
     /// Transaction ids of marks (clear_history with `tx`), for idempotent retries.
     public internal(set) var markTransactions: [DocumentLedger.TxKey: Int64] = [:]
 
+    /// Levels users chose (`levels` marks), in place of `levels` for their stacks.
+    public internal(set) var userLevels: [Int64: Int] = [:]
+
     public init(levels: Int = 100) { self.levels = levels }
+
+    /// The groups `user`'s stacks keep: their choice, never above the
+    /// server's `levels` when that is not 0 (unlimited); else `levels`.
+    public func levels(for user: Int64) -> Int {
+        guard let chosen = userLevels[user] else { return levels }
+        return levels > 0 ? Swift.min(chosen, levels) : chosen
+    }
 
     public func stacks(user: Int64, scope: Key?) -> Stacks { stacks[StackKey(user: user, scope: scope)] ?? Stacks() }
 
@@ -224,6 +234,11 @@ public struct UndoHistory: Sendable {
         case .clear:
             let sk = StackKey(user: m.userID, scope: m.scope)
             if let s = stacks.removeValue(forKey: sk) { for k in s.undo + s.redo { groups[k] = nil } }
+        case .levels:
+            // A number the server wrote (`set_undo_levels`); anything else reads as "the default".
+            if let n = m.action.flatMap({ Int($0) }), n > 0 { userLevels[m.userID] = n } else { userLevels[m.userID] = nil }
+            // Lowered: the oldest groups of each of the user's stacks go now. Raised: nothing comes back.
+            for i in stacks.indices where stacks.keys[i].user == m.userID { dropPastLevels(at: i) }
         }
     }
 
@@ -324,6 +339,7 @@ public struct UndoHistory: Sendable {
     /// Drops the oldest groups past `levels` from both stacks at `i`, and
     /// their groups — in place: no list of them made.
     private mutating func dropPastLevels(at i: Dictionary<StackKey, Stacks>.Index) {
+        let levels = userLevels.isEmpty ? self.levels : self.levels(for: stacks.keys[i].user)
         guard levels > 0 else { return }
         let overUndo = stacks.values[i].undo.count - levels
         if overUndo > 0 {

@@ -205,6 +205,35 @@ final class UndoRequests {
         }]))
     }
 
+    /// `set_undo_levels {doc, levels, tx?}`: how many groups this user's stacks of `doc` keep
+    /// (NSUndoManager's levelsOfUndo): 1 to the server's `--undo-levels` (to 10,000 when
+    /// that is 0, unlimited), or null for the server's default. Recorded as a `levels` mark,
+    /// so replay applies it where it applied; lowering drops the oldest groups at once.
+    func setUndoLevels(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
+        let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
+        let most = config.undoLevels > 0 ? config.undoLevels : Self.mostLevelsWhenUnlimited
+        guard let field = r.body["levels"] else { throw .badRequest("set_undo_levels needs `levels`: 1 to \(most), or null for the server's default") }
+        var levels: Int?
+        if field != .null {
+            guard let n = field.intValue, n >= 1, n <= Int64(most) else {
+                throw RewindError(.badRequest, "`levels` is a whole number from 1 to \(most) (the server's --undo-levels), or null for that default",
+                                  details: ["most": .int(Int64(most))])
+            }
+            levels = Int(n)
+        }
+        let user = c.user.id
+        let mark = DocumentRuntime.MarkRequest(kind: .levels, userID: user, client: c.client, action: levels.map { String($0) }, tx: tx)
+        d.run(.init(command: .mark(mark), replies: [{ result in
+            switch result {
+            case .success: c.reply(Message.reply(r.id, [("levels", .int(Int64(d.history.levels(for: user))))]))
+            case let .failure(e): c.fail(r, e)
+            }
+        }]))
+    }
+
+    /// What `set_undo_levels` allows when `--undo-levels` is 0 (unlimited): a bound all the same.
+    static let mostLevelsWhenUnlimited = 10_000
+
     func history(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let user = c.user.id
         let scope = try scope(r, d, c)
@@ -220,6 +249,7 @@ final class UndoRequests {
         c.reply(Message.reply(r.id, [
             ("doc", .string(d.id)), ("scope", scope.map { .string($0.string) } ?? .null),
             ("undo", list(s.undo)), ("redo", list(s.redo)), ("level", .int(Int64(groups[d.id, c.id]?.level ?? 0))),
+            ("levels", .int(Int64(h.levels(for: user)))),
         ]))
     }
 
