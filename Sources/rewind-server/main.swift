@@ -163,8 +163,8 @@ struct RewindServerCommand: ParsableCommand {
         if let api, Self.splitAddress(api) == nil { throw ValidationError("--api must be HOST:PORT, e.g. 127.0.0.1:7879") }
         if let api, api == listen, Self.splitAddress(api)?.1 != 0 { throw ValidationError("--api must not be the public port (--listen)") }
         guard apiRequestsPerSecond > 0 else { throw ValidationError("--api-requests-per-second must be more than 0") }
-        guard webhookTimeout > 0, webhookRetryBase > 0, webhookGiveUpAfter > 0 else {
-            throw ValidationError("--webhook-timeout, --webhook-retry-base and --webhook-give-up-after must be more than 0")
+        guard webhookTimeout > 0, webhookRetryBase > 0, webhookRetryBase <= 3_600, webhookGiveUpAfter > 0, webhookGiveUpAfter <= 2_592_000 else {
+            throw ValidationError("--webhook-timeout and --webhook-retry-base (at most 3600) and --webhook-give-up-after (at most 2592000, 30 days) must be more than 0")
         }
         guard (1...64).contains(webhookConcurrency) else { throw ValidationError("--webhook-concurrency must be 1 to 64") }
         guard Double(webhookLease) >= 2 * webhookTimeout, webhookLease <= 3_600 else {

@@ -67,7 +67,8 @@ final class UndoTests: XCTestCase {
                 let user = Int64.random(in: 1...3, using: &gen.rng)
                 switch Int.random(in: 0..<11, using: &gen.rng) {
                 case 10:
-                    sim.mark(.levels, user, action: [nil, "1", "3", "8", "40"].randomElement(using: &gen.rng)!)
+                    sim.mark(.levels, user, group: Bool.random(using: &gen.rng) ? GroupMark.documentLevels : nil,
+                             action: [nil, "1", "3", "8", "40"].randomElement(using: &gen.rng)!)
                 case 0..<5:
                     _ = try? sim.edit(user, [gen.op(on: sim.doc)], after: Int64.random(in: 0...800, using: &gen.rng))
                 case 5:
@@ -395,9 +396,21 @@ final class UndoTests: XCTestCase {
         XCTAssertEqual(sim.history.levels(for: 1), 10, "null: back to the server's default")
         XCTAssertEqual(sim.history.stacks(user: 1, scope: nil).undo.count, 3)
 
+        // The owner's cap on the document: everyone's stacks, whatever they chose.
+        sim.mark(.levels, 1, group: GroupMark.documentLevels, action: "2")
+        XCTAssertEqual(sim.history.documentLevels, 2)
+        XCTAssertEqual(sim.history.levels(for: 1), 2)
+        XCTAssertEqual(sim.history.levels(for: 2), 1, "a user's lower choice stands")
+        XCTAssertEqual(sim.history.levels(for: 3), 2, "a user who chose nothing: the cap")
+        XCTAssertEqual(sim.history.stacks(user: 1, scope: nil).undo.count, 2)
+        sim.mark(.levels, 1, group: GroupMark.documentLevels, action: nil)
+        XCTAssertNil(sim.history.documentLevels)
+        XCTAssertEqual(sim.history.levels(for: 3), 10)
+
         let replayed = try sim.replayed().history
         assertSameHistory(replayed, sim.history, "replay")
         XCTAssertEqual(replayed.userLevels, sim.history.userLevels)
+        XCTAssertEqual(replayed.documentLevels, sim.history.documentLevels)
         let restored = try UndoHistory(snapshot: sim.history.snapshotJSON, floor: 1)
         XCTAssertEqual(restored.userLevels, sim.history.userLevels, "kept in snapshots")
         XCTAssertEqual(restored.levels(for: 2), 1)

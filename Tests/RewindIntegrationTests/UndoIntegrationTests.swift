@@ -279,6 +279,15 @@ final class UndoIntegrationTests: XCTestCase {
             XCTAssertEqual(r.errorCode, "bad_request", "\(bad): \(r)")
         }
         XCTAssertEqual(try a.request("set_undo_levels", [("doc", "d")]).errorCode, "bad_request", "levels is required")
+        // The document's cap is the owner's: bob may not; alice's applies to bob's stacks too.
+        XCTAssertEqual(try b.request("set_undo_levels", [("doc", "d"), ("levels", 1), ("document", true)]).errorCode, "forbidden")
+        let cap = try a.request("set_undo_levels", [("doc", "d"), ("levels", 3), ("document", true)])
+        XCTAssertEqual(cap["document_levels"], 3, "\(cap)")
+        let bob = try b.request("history", [("doc", "d")])
+        XCTAssertEqual(bob["levels"], 3)
+        XCTAssertEqual(bob["document_levels"], 3)
+        XCTAssertEqual(bob["undo"]?.arrayValue?.count, 3, "bob's oldest groups dropped by the owner's cap")
+        ok(try a.request("set_undo_levels", [("doc", "d"), ("levels", .null), ("document", true)]))
         ok(try a.request("set_undo_levels", [("doc", "d"), ("levels", 4)]))
         XCTAssertEqual(try a.request("history", [("doc", "d")])["undo"]?.arrayValue?.count, 2, "raised: nothing comes back")
         // Replayed after a restart (kill -9: nothing but the log).

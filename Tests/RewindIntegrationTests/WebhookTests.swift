@@ -144,6 +144,17 @@ final class WebhookTests: XCTestCase {
         assertInOrderPerDocument(got)
     }
 
+    /// Out-of-range delivery settings stop the start with a message naming the option (not a crash on a huge number).
+    func testWebhookOptionsOutOfRangeAreRefusedAtStart() throws {
+        for (args, mentions) in [(["--webhook-give-up-after", "1e30"], "--webhook-give-up-after"), (["--webhook-retry-base", "0"], "--webhook-retry-base"),
+                                 (["--webhook-retry-base", "1e300"], "--webhook-retry-base"), (["--webhook-lease", "5"], "--webhook-lease"),
+                                 (["--webhook-concurrency", "0"], "--webhook-concurrency"), (["--webhook-timeout", "-1"], "--webhook-timeout")] {
+            let r = try runProgram(ServerProcess.binDirectory + "/rewind-server", ["--listen", "127.0.0.1:0"] + args)
+            XCTAssertEqual(r.status, 64, "\(args): \(r.err)")
+            XCTAssertTrue(r.err.contains(mentions), "\(args): \(r.err)")
+        }
+    }
+
     func testAnEndpointThatKeepsFailingIsDisabledUntilReplayed() throws {
         let db = try TestDatabase(users: ["alice"])
         let receiver = try WebhookReceiver()

@@ -16,9 +16,13 @@ public struct GroupMark: Sendable, Equatable {
         case clear
         /// `set_undo_levels`: the groups the user's stacks keep from now on
         /// (NSUndoManager's levelsOfUndo), its `action` the number — nil: back
-        /// to the server's default. Stacks longer than that lose their oldest groups now.
+        /// to the server's default; with `group` `documentLevels`, the owner's
+        /// cap for everyone's. Stacks longer than that lose their oldest groups now.
         case levels
     }
+
+    /// The `group` of a `levels` mark that caps every user's stacks of the document (the owner's).
+    public static let documentLevels = "document"
 
     public var n: Int64
     public var afterVersion: Int64

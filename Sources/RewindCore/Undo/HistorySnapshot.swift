@@ -33,7 +33,7 @@ extension UndoHistory {
         let chosen: [JSON] = userLevels.keys.sorted().map { .obj([("user", .int($0)), ("levels", .int(Int64(userLevels[$0]!)))]) }
         return .obj([("levels", .int(Int64(levels))), ("marks", .int(markCount)), ("stacks", .array(stackList)),
                       ("groups", .array(groupList)), ("open", .array(openList)), ("mark_tx", .array(marks)),
-                      ("user_levels", .array(chosen))])
+                      ("user_levels", .array(chosen)), ("document_levels", documentLevels.map { .int(Int64($0)) } ?? .null)])
     }
 
     /// A history from `snapshotJSON`; its log starts empty at `floor`.
@@ -82,6 +82,7 @@ extension UndoHistory {
             guard let co = c.objectValue, let user = co["user"]?.intValue, let n = co["levels"]?.intValue, n > 0 else { throw bad("user levels") }
             userLevels[user] = Int(n)
         }
+        if let cap = o["document_levels"]?.intValue { documentLevels = Int(cap) }
     }
 
     /// Puts back the log of an event at or after the floor (oldest first),
@@ -109,6 +110,7 @@ extension UndoHistory {
         h.markCount = markCount
         h.markTransactions = markTransactions
         h.userLevels = userLevels
+        h.documentLevels = documentLevels
         h.logBase = logBase + Int64(log.count)
         return h
     }

@@ -109,14 +109,19 @@ public struct UndoHistory: Sendable {
 
     /// Levels users chose (`levels` marks), in place of `levels` for their stacks.
     public internal(set) var userLevels: [Int64: Int] = [:]
+    /// The owner's cap for everyone's stacks of this document (a `levels` mark
+    /// whose group is `GroupMark.documentLevels`); nil: none.
+    public internal(set) var documentLevels: Int?
 
     public init(levels: Int = 100) { self.levels = levels }
 
-    /// The groups `user`'s stacks keep: their choice, never above the
-    /// server's `levels` when that is not 0 (unlimited); else `levels`.
+    /// The groups `user`'s stacks keep: their choice, else `levels`; never
+    /// above the document's cap, nor the server's `levels` (0: unlimited).
     public func levels(for user: Int64) -> Int {
-        guard let chosen = userLevels[user] else { return levels }
-        return levels > 0 ? Swift.min(chosen, levels) : chosen
+        var kept = userLevels[user] ?? levels
+        if let cap = documentLevels { kept = kept == 0 ? cap : Swift.min(kept, cap) }
+        if levels > 0 { kept = Swift.min(kept, levels) }
+        return kept
     }
 
     public func stacks(user: Int64, scope: Key?) -> Stacks { stacks[StackKey(user: user, scope: scope)] ?? Stacks() }
@@ -235,10 +240,12 @@ public struct UndoHistory: Sendable {
             let sk = StackKey(user: m.userID, scope: m.scope)
             if let s = stacks.removeValue(forKey: sk) { for k in s.undo + s.redo { groups[k] = nil } }
         case .levels:
-            // A number the server wrote (`set_undo_levels`); anything else reads as "the default".
-            if let n = m.action.flatMap({ Int($0) }), n > 0 { userLevels[m.userID] = n } else { userLevels[m.userID] = nil }
-            // Lowered: the oldest groups of each of the user's stacks go now. Raised: nothing comes back.
-            for i in stacks.indices where stacks.keys[i].user == m.userID { dropPastLevels(at: i) }
+            // A number the server wrote (`set_undo_levels`); anything else reads as "none chosen".
+            let n = m.action.flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+            let everyone = m.group == GroupMark.documentLevels
+            if everyone { documentLevels = n } else { userLevels[m.userID] = n }
+            // Lowered: the oldest groups of each stack it covers go now. Raised: nothing comes back.
+            for i in stacks.indices where everyone || stacks.keys[i].user == m.userID { dropPastLevels(at: i) }
         }
     }
 
@@ -339,7 +346,7 @@ public struct UndoHistory: Sendable {
     /// Drops the oldest groups past `levels` from both stacks at `i`, and
     /// their groups — in place: no list of them made.
     private mutating func dropPastLevels(at i: Dictionary<StackKey, Stacks>.Index) {
-        let levels = userLevels.isEmpty ? self.levels : self.levels(for: stacks.keys[i].user)
+        let levels = userLevels.isEmpty && documentLevels == nil ? self.levels : self.levels(for: stacks.keys[i].user)
         guard levels > 0 else { return }
         let overUndo = stacks.values[i].undo.count - levels
         if overUndo > 0 {

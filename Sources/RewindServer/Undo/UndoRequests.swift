@@ -205,10 +205,11 @@ final class UndoRequests {
         }]))
     }
 
-    /// `set_undo_levels {doc, levels, tx?}`: how many groups this user's stacks of `doc` keep
-    /// (NSUndoManager's levelsOfUndo): 1 to the server's `--undo-levels` (to 10,000 when
-    /// that is 0, unlimited), or null for the server's default. Recorded as a `levels` mark,
-    /// so replay applies it where it applied; lowering drops the oldest groups at once.
+    /// `set_undo_levels {doc, levels, document?, tx?}`: how many groups this user's stacks of
+    /// `doc` keep (NSUndoManager's levelsOfUndo): 1 to the server's `--undo-levels` (to 10,000
+    /// when that is 0, unlimited), or null for the server's default; with `document: true`,
+    /// the owner's cap on everyone's (null: no cap). Recorded as a `levels` mark, so replay
+    /// applies it where it applied; lowering drops the oldest groups at once.
     func setUndoLevels(_ r: Request, _ c: Session, _ d: DocumentRuntime) throws(RewindError) {
         let tx = try r.optionalString("tx", maxBytes: config.limits.maxNameBytes)
         let most = config.undoLevels > 0 ? config.undoLevels : Self.mostLevelsWhenUnlimited
@@ -222,13 +223,22 @@ final class UndoRequests {
             levels = Int(n)
         }
         let user = c.user.id
-        let mark = DocumentRuntime.MarkRequest(kind: .levels, userID: user, client: c.client, action: levels.map { String($0) }, tx: tx)
-        d.run(.init(command: .mark(mark), replies: [{ result in
-            switch result {
-            case .success: c.reply(Message.reply(r.id, [("levels", .int(Int64(d.history.levels(for: user))))]))
-            case let .failure(e): c.fail(r, e)
-            }
-        }]))
+        let everyone = try r.optionalBool("document") ?? false
+        let mark = DocumentRuntime.MarkRequest(kind: .levels, userID: user, client: c.client, group: everyone ? GroupMark.documentLevels : nil,
+                                               action: levels.map { String($0) }, tx: tx)
+        let run = {
+            d.run(.init(command: .mark(mark), replies: [{ result in
+                switch result {
+                case .success:
+                    c.reply(Message.reply(r.id, [("levels", .int(Int64(d.history.levels(for: user)))),
+                                                 ("document_levels", d.history.documentLevels.map { .int(Int64($0)) } ?? .null)]))
+                case let .failure(e): c.fail(r, e)
+                }
+            }]))
+        }
+        // The document's cap is the owner's to set (everyone's stacks follow it).
+        guard everyone else { return run() }
+        try access.withRole(on: d.id, .own, for: r, c) { _ in run() }
     }
 
     /// What `set_undo_levels` allows when `--undo-levels` is 0 (unlimited): a bound all the same.
@@ -249,7 +259,7 @@ final class UndoRequests {
         c.reply(Message.reply(r.id, [
             ("doc", .string(d.id)), ("scope", scope.map { .string($0.string) } ?? .null),
             ("undo", list(s.undo)), ("redo", list(s.redo)), ("level", .int(Int64(groups[d.id, c.id]?.level ?? 0))),
-            ("levels", .int(Int64(h.levels(for: user)))),
+            ("levels", .int(Int64(h.levels(for: user)))), ("document_levels", h.documentLevels.map { .int(Int64($0)) } ?? .null),
         ]))
     }
 
