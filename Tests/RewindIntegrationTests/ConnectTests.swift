@@ -113,9 +113,16 @@ final class ConnectTests: XCTestCase {
         let bottom = try waitFor("a", "typing at the last line, in view") { $0.contains("line 60 END") }
         XCTAssertTrue(bottom.contains("▲"), "more above is marked:\n\(bottom)")
         XCTAssertNil(bottom.range(of: #"line 3 +[│║▲▼]"#, options: .regularExpression), "the top is scrolled away:\n\(bottom)")
-        let owner = try f.terminal("alice", client: "check")
-        let text = try owner.request("open", [("doc", "notes")])["state"]?.objectValue?["nodes"]?.objectValue?["body"]?.objectValue?["text"]?.stringValue
-        XCTAssertTrue(text?.hasSuffix("\nline 60 END") == true, "the edit went where the caret was shown: \(text ?? "nil")")
+        // The screen shows keys as typed, before the server has them all: read the state until it has them (or 10 s).
+        var text: String?
+        let deadline = Date().addingTimeInterval(10)
+        for attempt in 0... {
+            let reader = try f.terminal("alice", client: "check\(attempt)")
+            text = try reader.request("open", [("doc", "notes")])["state"]?.objectValue?["nodes"]?.objectValue?["body"]?.objectValue?["text"]?.stringValue
+            if text?.hasSuffix("\nline 60 END") == true || Date() > deadline { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        XCTAssertTrue(text?.hasSuffix("\nline 60 END") == true, "the edit went where the caret was shown: …\(text?.suffix(40) ?? "nil")")
 
         // Up to the first line: the box scrolls back. 40 words of 7 letters and a
         // space do not fill the lines evenly: a wrap by characters would cut some in two.
