@@ -236,7 +236,8 @@ final class EndpointDeliverer {
                 self.failingRecorded = failing
             case .success(false):
                 self.logger.info("webhook no longer this instance's to deliver (lease lost, or changed by an operator)")
-                return self.stopAndClose()
+                self.stop()  // no job under way now: its connection is closed by `stop`
+                return
             case let .failure(e):
                 self.logger.warning("webhook: could not record its position; trying again", metadata: ["error": "\(e.message)"])
             }
@@ -256,11 +257,6 @@ final class EndpointDeliverer {
             self.closeConnection()
             self.onEnd(self)
         }
-    }
-
-    private func stopAndClose() {
-        stop()
-        closeConnection()
     }
 
     private func closeConnection() {

@@ -38,6 +38,9 @@ final class WebhookDelivery {
     private var deliverers: [Int64: EndpointDeliverer] = [:]
     private var renewing = false
     private var stopped = false
+    /// The last records and the leases' release, held while a renewal is under way: the lessee's
+    /// connection serves one job at a time, and a renewal that ended after the release would take the leases again.
+    private var finalJob: (() -> Void)?
     var onPosted: (Bool) -> Void = { _ in }
 
     init(settings: WebhookSettings, conninfo: String, content: DocumentKeys?, loop: EventLoop, logger: Logger, clock: @escaping () -> UInt64) {
@@ -79,7 +82,11 @@ final class WebhookDelivery {
             }
         }) { [self] result in
             self.renewing = false
-            guard !self.stopped else { return }
+            guard !self.stopped else {
+                self.finalJob?()
+                self.finalJob = nil
+                return
+            }
             switch result {
             case let .success(endpoints): self.held(endpoints, until: sentAt + self.safeMs)
             case let .failure(e):
@@ -126,8 +133,8 @@ final class WebhookDelivery {
         let final = deliverers.values.map { ($0.endpoint, $0.stop()) }
         deliverers = [:]
         client.close()
-        let lessee = self.lessee, owner = self.owner, logger = self.logger
-        BackgroundWork.run(on: loop, { () -> RewindError? in
+        let lessee = self.lessee, owner = self.owner, logger = self.logger, loop = self.loop
+        let job = { BackgroundWork.run(on: loop, { () -> RewindError? in
             do throws(RewindError) {
                 if lessee.db == nil { lessee.db = try Database(lessee.conninfo) }
                 for (endpoint, progress) in final { _ = try Webhooks.record(endpoint, owner: owner, progress, db: lessee.db!) }
@@ -140,6 +147,7 @@ final class WebhookDelivery {
             }
         }) { error in
             if let error { logger.warning("webhooks: could not release leases at shutdown (they run out by themselves)", metadata: ["error": "\(error.message)"]) }
-        }
+        } }
+        if renewing { finalJob = job } else { job() }
     }
 }
