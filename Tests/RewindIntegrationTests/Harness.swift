@@ -394,18 +394,52 @@ func runRewind(_ args: [String]) throws -> (status: Int32, out: String, err: Str
 }
 
 /// A program run to its end: exit status, stdout, stderr.
-func runProgram(_ path: String, _ args: [String]) throws -> (status: Int32, out: String, err: String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
-    p.arguments = args
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let printed = out.fileHandleForReading.readDataToEndOfFile()
-    let complaint = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complaint, as: UTF8.self))
+/// Runs `path` with `args` to its end (killed after `timeout` s): its exit status (the signal's number if one
+/// ended it) and what it printed. posix_spawn and waitpid rather than Foundation's Process, whose
+/// `waitUntilExit` once waited forever for a script that had ended (a fresh clone's run of FailoverTests).
+func runProgram(_ path: String, _ args: [String], timeout: Double = 300) throws -> (status: Int32, out: String, err: String) {
+    var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
+    guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+    posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+    for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
+    defer { for a in argv { free(a) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    close(outPipe[1])
+    close(errPipe[1])
+    guard spawned == 0 else {
+        close(outPipe[0])
+        close(errPipe[0])
+        throw TestFailure("cannot run \(path): errno \(spawned)")
+    }
+    var out: [UInt8] = [], err: [UInt8] = []
+    var fds = [pollfd(fd: outPipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: errPipe[0], events: Int16(POLLIN), revents: 0)]
+    let deadline = Date().addingTimeInterval(timeout)
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while fds.contains(where: { $0.fd >= 0 }) && Date() < deadline {
+        guard poll(&fds, 2, 200) > 0 else { continue }
+        for i in 0..<2 where fds[i].fd >= 0 && fds[i].revents != 0 {
+            let n = read(fds[i].fd, &buffer, buffer.count)
+            if n > 0 {
+                if i == 0 { out += buffer[..<n] } else { err += buffer[..<n] }
+            } else if n == 0 || errno != EINTR {
+                close(fds[i].fd)
+                fds[i].fd = -1
+            }
+        }
+    }
+    for f in fds where f.fd >= 0 { close(f.fd) }
+    if Date() >= deadline { kill(pid, SIGKILL) }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let signal = status & 0x7f
+    return (signal == 0 ? (status >> 8) & 0xff : signal, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
 }
 
 /// A focusable text node `id` at the top of the root.
