@@ -131,16 +131,9 @@ final class BrowserClientAgreementTests: XCTestCase {
         let path = NSTemporaryDirectory() + "rewind-agreement-\(getpid()).json"
         try JSONWriter.string(input).write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let node = Process()
-        node.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        node.arguments = ["node", Self.root + "/Tests/Web/agreement.mjs", path]
-        let out = Pipe()
-        node.standardOutput = out
-        node.standardError = out
-        try node.run()
-        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        node.waitUntilExit()
-        XCTAssertEqual(node.terminationStatus, 0, printed)
+        let node = try ChildProcess.run("/usr/bin/env", ["node", Self.root + "/Tests/Web/agreement.mjs", path])
+        let printed = node.out + node.err
+        XCTAssertEqual(node.status, 0, printed)
         XCTAssertTrue(printed.contains("agree: 150 histories"), printed)
         print(printed.trimmingCharacters(in: .whitespacesAndNewlines))
     }

@@ -181,14 +181,9 @@ final class AdminTests: XCTestCase {
     func testTailSeesANewEventWithinASecond() throws {
         let f = try Fixture()
         let v = try f.alice.submit("d", tx: "first", base: 0, [["op": "set", "node": "root", "key": "k", "value": 1]])
-        let tail = Process()
-        tail.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind")
-        tail.arguments = ["admin", "tail", "d", "--json", "--database", f.db.conninfo]
-        let out = Pipe()
-        tail.standardOutput = out
-        tail.standardError = FileHandle.nullDevice
-        try tail.run()
-        defer { tail.terminate(); tail.waitUntilExit() }
+        let tail = try ChildProcess(ServerProcess.binDirectory + "/rewind", ["admin", "tail", "d", "--json", "--database", f.db.conninfo],
+                                    stdout: .pipe, stderr: .null)
+        defer { _ = try? tail.stop(timeout: 30) }
         // Ready once it has named itself (after LISTEN and reading the head).
         let deadline = Date().addingTimeInterval(10)
         while try f.db.db.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = 'rewind-tail'", [f.db.name]).count == 0 {
@@ -197,7 +192,7 @@ final class AdminTests: XCTestCase {
         }
         let sent = Date()
         try f.alice.submit("d", tx: "second", base: v, [["op": "set", "node": "root", "key": "k", "value": 2]])
-        let line = try XCTUnwrap(readLine(out.fileHandleForReading.fileDescriptor, timeout: 1.0), "no line within a second")
+        let line = try XCTUnwrap(readLine(tail.stdoutFD, timeout: 1.0), "no line within a second")
         XCTAssertLessThan(Date().timeIntervalSince(sent), 1.0)
         let o = try XCTUnwrap(try JSONParser.parse(line).objectValue)
         XCTAssertEqual(o["doc"], "d")
@@ -207,16 +202,11 @@ final class AdminTests: XCTestCase {
         XCTAssertEqual(o["ops"], [["op": "set", "node": "root", "key": "k", "value": 2]])
 
         // The human form, from the start (--since 0), stops where the log does.
-        let human = Process()
-        human.executableURL = tail.executableURL
-        human.arguments = ["admin", "tail", "--since", "0", "--database", f.db.conninfo]
-        let humanOut = Pipe()
-        human.standardOutput = humanOut
-        try human.run()
-        defer { human.terminate(); human.waitUntilExit() }
-        let first = try XCTUnwrap(readLine(humanOut.fileHandleForReading.fileDescriptor, timeout: 5))
+        let human = try ChildProcess(tail.path, ["admin", "tail", "--since", "0", "--database", f.db.conninfo], stdout: .pipe, stderr: .inherit)
+        defer { _ = try? human.stop(timeout: 30) }
+        let first = try XCTUnwrap(readLine(human.stdoutFD, timeout: 5))
         XCTAssertTrue(first.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  d  v1  alice  edit  set root\.k=1$"#, options: .regularExpression) != nil, first)
-        XCTAssertTrue(try XCTUnwrap(readLine(humanOut.fileHandleForReading.fileDescriptor, timeout: 5)).hasSuffix("d  v2  alice  edit  set root.k=2"))
+        XCTAssertTrue(try XCTUnwrap(readLine(human.stdoutFD, timeout: 5)).hasSuffix("d  v2  alice  edit  set root.k=2"))
     }
 
     /// A line from `fd` within `timeout` seconds (nil: none).

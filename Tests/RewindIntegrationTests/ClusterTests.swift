@@ -210,7 +210,7 @@ final class ClusterTests: XCTestCase {
 
         var acked: [String: Int64] = [:]
         var sawUnavailable = 0
-        var restart: pid_t = 0
+        var restart: ChildProcess?
         var restarted = false   // scripts/pg restart has returned
         var committedSinceRestart = 0
         let start = Date()
@@ -220,19 +220,13 @@ final class ClusterTests: XCTestCase {
         while !(restarted && committedSinceRestart >= 30) {
             guard Date().timeIntervalSince(start) < 120 else { throw TestFailure("scripts/pg restart had not returned after 120 s") }
             if i == 30 {
-                // posix_spawn, not Process: Foundation's waitUntilExit never
-                // returned for this child here (the new postmaster it leaves behind?).
-                let argv = ["/bin/sh", "-c", "exec \"$0\" restart", TestDatabase.repositoryRoot + "/scripts/pg"]
-                var cargs = argv.map { strdup($0) } + [nil]
-                defer { for a in cargs { free(a) } }
-                XCTAssertEqual(posix_spawn(&restart, "/bin/sh", nil, nil, &cargs, environ), 0)
+                // ChildProcess, not Process: Foundation's waitUntilExit never
+                // returned for this child here (the new postmaster it leaves behind holds its socket).
+                restart = try ChildProcess(TestDatabase.repositoryRoot + "/scripts/pg", ["restart"], stdout: .inherit, stderr: .inherit)
             }
-            if restart != 0 && !restarted {
-                var status: Int32 = 0
-                if waitpid(restart, &status, WNOHANG) == restart {
-                    XCTAssertEqual(status, 0, "scripts/pg restart failed")
-                    restarted = true
-                }
+            if let restart, !restarted, let status = restart.wait(timeout: 0) {
+                XCTAssertEqual(status, 0, "scripts/pg restart failed")
+                restarted = true
             }
             // One transaction at a time, resubmitted with the same tx until acknowledged.
             while true {

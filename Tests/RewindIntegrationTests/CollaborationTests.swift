@@ -147,15 +147,9 @@ final class CollaborationTests: XCTestCase {
             XCTAssertEqual(JSONWriter.string(replayed.document.json), JSONWriter.string(state), "version \(version)")
         }
         // The CLI prints the same thing.
-        let cli = Process()
-        cli.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind")
-        cli.arguments = ["admin", "replay", "d", "--to", "3", "--database", db.conninfo]
-        let out = Pipe()
-        cli.standardOutput = out
-        try cli.run()
-        cli.waitUntilExit()
-        let printed = try JSONParser.parse(Array(out.fileHandleForReading.readDataToEndOfFile()).filter { $0 != 0x0A })
+        let cli = try runRewind(["admin", "replay", "d", "--to", "3", "--database", db.conninfo])
+        let printed = try JSONParser.parse(cli.out.trimmingCharacters(in: .whitespacesAndNewlines))
         XCTAssertEqual(printed.objectValue?["state"], live[3])
-        XCTAssertEqual(cli.terminationStatus, 0)
+        XCTAssertEqual(cli.status, 0, cli.err)
     }
 }

@@ -73,8 +73,7 @@ final class TestDatabase {
 
 /// The real `rewind-server` binary, run as a child process on a free port.
 final class ServerProcess {
-    let process = Process()
-    private let stdout = Pipe()
+    let process: ChildProcess
     let stderrPath: String
     private(set) var port = 0
     /// The port of `GET /metrics` and `GET /health`, when started with `--metrics`.
@@ -97,18 +96,13 @@ final class ServerProcess {
     init(database: TestDatabase, arguments: [String] = [], descriptorLimit: Int? = nil) throws {
         self.database = database
         let args = ["--listen", "127.0.0.1:0", "--database", database.conninfo, "--log-level", "warning"] + arguments
-        if let limit = descriptorLimit {
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", Self.binDirectory + "/rewind-server"] + args
-        } else {
-            process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/rewind-server")
-            process.arguments = args
-        }
-        process.standardOutput = stdout
         stderrPath = NSTemporaryDirectory() + "rewind-server-\(database.name)-\(UUID().uuidString.prefix(8)).log"
-        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: stderrPath)
-        try process.run()
+        if let limit = descriptorLimit {
+            process = try ChildProcess("/bin/sh", ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", Self.binDirectory + "/rewind-server"] + args,
+                                       stdout: .pipe, stderr: .file(stderrPath))
+        } else {
+            process = try ChildProcess(Self.binDirectory + "/rewind-server", args, stdout: .pipe, stderr: .file(stderrPath))
+        }
         var line = try readLine(timeout: 30)
         if let r = line.range(of: "metrics on 127.0.0.1:") {
             metricsPort = Int(line[r.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines))
@@ -124,10 +118,12 @@ final class ServerProcess {
         port = p
     }
 
+    var pid: pid_t { process.pid }
+
     var log: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
     private func readLine(timeout: Double) throws -> String {
-        let fd = stdout.fileHandleForReading.fileDescriptor
+        let fd = process.stdoutFD
         var bytes: [UInt8] = []
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
@@ -142,15 +138,20 @@ final class ServerProcess {
     }
 
     func kill9() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        process.wait(timeout: 30)
     }
 
-    /// SIGTERM, then the exit status.
-    func terminate() -> Int32 {
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        return process.terminationStatus
+    /// SIGTERM, then the exit status. A server still running a minute later fails the test with its
+    /// threads' stacks and log (and is killed): a stop that hangs says where, instead of hanging the run.
+    @discardableResult
+    func terminate(timeout: Double = 60) -> Int32 {
+        do {
+            return try process.stop(signal: SIGTERM, timeout: timeout)
+        } catch {
+            XCTFail("\(error)\nits log:\n\(log.suffix(20_000))")
+            return -1
+        }
     }
 
     deinit {
@@ -393,53 +394,11 @@ func runRewind(_ args: [String]) throws -> (status: Int32, out: String, err: Str
     try runProgram(ServerProcess.binDirectory + "/rewind", args)
 }
 
-/// A program run to its end: exit status, stdout, stderr.
 /// Runs `path` with `args` to its end (killed after `timeout` s): its exit status (the signal's number if one
-/// ended it) and what it printed. posix_spawn and waitpid rather than Foundation's Process, whose
-/// `waitUntilExit` once waited forever for a script that had ended (a fresh clone's run of FailoverTests).
+/// ended it) and what it printed. ChildProcess rather than Foundation's Process, whose `waitUntilExit` once
+/// waited forever for a script that had ended (a fresh clone's run of FailoverTests).
 func runProgram(_ path: String, _ args: [String], timeout: Double = 300) throws -> (status: Int32, out: String, err: String) {
-    var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
-    guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw TestFailure("pipe: errno \(errno)") }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-    posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-    for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
-    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
-    defer { for a in argv { free(a) } }
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
-    close(outPipe[1])
-    close(errPipe[1])
-    guard spawned == 0 else {
-        close(outPipe[0])
-        close(errPipe[0])
-        throw TestFailure("cannot run \(path): errno \(spawned)")
-    }
-    var out: [UInt8] = [], err: [UInt8] = []
-    var fds = [pollfd(fd: outPipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: errPipe[0], events: Int16(POLLIN), revents: 0)]
-    let deadline = Date().addingTimeInterval(timeout)
-    var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    while fds.contains(where: { $0.fd >= 0 }) && Date() < deadline {
-        guard poll(&fds, 2, 200) > 0 else { continue }
-        for i in 0..<2 where fds[i].fd >= 0 && fds[i].revents != 0 {
-            let n = read(fds[i].fd, &buffer, buffer.count)
-            if n > 0 {
-                if i == 0 { out += buffer[..<n] } else { err += buffer[..<n] }
-            } else if n == 0 || errno != EINTR {
-                close(fds[i].fd)
-                fds[i].fd = -1
-            }
-        }
-    }
-    for f in fds where f.fd >= 0 { close(f.fd) }
-    if Date() >= deadline { kill(pid, SIGKILL) }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    let signal = status & 0x7f
-    return (signal == 0 ? (status >> 8) & 0xff : signal, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    try ChildProcess.run(path, args, timeout: timeout)
 }
 
 /// A focusable text node `id` at the top of the root.

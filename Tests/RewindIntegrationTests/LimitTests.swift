@@ -269,7 +269,7 @@ final class LimitTests: XCTestCase {
         let db = try TestDatabase()
         // A high request rate: only the output bound holds the flood back.
         let server = try ServerProcess(database: db, arguments: ["--requests-per-second", "1000000"])
-        let pid = server.process.processIdentifier
+        let pid = server.pid
         let alice = try Terminal(port: server.port, timeout: 60)
         try alice.hello("alice", db)
         try alice.createLargeDocument("d", nodes: 20)
@@ -309,7 +309,7 @@ final class LimitTests: XCTestCase {
     func testRequestsWaitingForTheirDocumentAreBoundedToo() throws {
         let db = try TestDatabase()
         let server = try ServerProcess(database: db, arguments: ["--requests-per-second", "1000000"])
-        let pid = server.process.processIdentifier
+        let pid = server.pid
         let alice = try Terminal(port: server.port)
         try alice.hello("alice", db)
         try createHistory(alice, groups: 20)

@@ -152,15 +152,10 @@ final class QuickActionTests: XCTestCase {
 
         // A bad file stops the server at once, saying why (exit 2: usage).
         try #"[{"type": "launch_rockets", "title": "x"}]"#.write(toFile: path, atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind-server")
-        p.arguments = ["--shortcuts", path, "--database", f.db.conninfo, "--listen", "127.0.0.1:0"]
-        let err = Pipe()
-        p.standardError = err
-        try p.run()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 2)
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let p = try ChildProcess.run(ServerProcess.binDirectory + "/rewind-server",
+                                     ["--shortcuts", path, "--database", f.db.conninfo, "--listen", "127.0.0.1:0"], timeout: 60)
+        XCTAssertEqual(p.status, 2)
+        let message = p.err
         XCTAssertTrue(message.contains("new_document"), message)
     }
 }

@@ -53,15 +53,7 @@ final class ReadmeSessionTests: XCTestCase {
     }
 
     private func shell(_ command: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", command]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let r = try ChildProcess.run("/bin/sh", ["-c", command], timeout: 120)
+        return r.out + r.err
     }
 }

@@ -5,26 +5,17 @@ import XCTest
 final class ScriptsTests: XCTestCase {
     /// `bash -c SCRIPT` from the checkout, with `REWIND_PG_FAST` as given (unset: nil); its output.
     func bash(_ script: String, fast: Bool) throws -> (status: Int32, out: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = ["-c", script]
-        p.currentDirectoryURL = URL(fileURLWithPath: TestDatabase.repositoryRoot)
-        var env = ProcessInfo.processInfo.environment
-        env["REWIND_PG_FAST"] = fast ? "1" : nil
-        p.environment = env
         // A file, not a pipe: a PostgreSQL the script starts may inherit the
         // descriptor and hold a pipe open for ever (its reader would never see the end).
         let path = NSTemporaryDirectory() + "rewind-scripts-\(getpid())-\(UUID().uuidString.prefix(8)).out"
-        FileManager.default.createFile(atPath: path, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let out = FileHandle(forWritingAtPath: path)!
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        try out.close()
+        var env = ProcessInfo.processInfo.environment
+        env["REWIND_PG_FAST"] = fast ? "1" : nil
+        let p = try ChildProcess("/bin/bash", ["-c", script], stdout: .file(path), stderr: .null,
+                                 directory: TestDatabase.repositoryRoot, environment: env)
+        let status = try p.finish(timeout: 300)
         let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        return (p.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
+        return (status, text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// The cluster `scripts/run` starts is durable even where `scripts/test`

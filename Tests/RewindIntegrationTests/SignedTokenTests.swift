@@ -271,7 +271,7 @@ final class SignedTokenTests: XCTestCase {
         XCTAssertEqual(try hello(s.port, try mint(claims("ann"), .es256)).1["ok"], true)
         // The rotated-out key leaves the file; SIGHUP reads it at once (an unknown kid may not: once a minute).
         try writeJWKS()
-        kill(s.process.processIdentifier, SIGHUP)
+        kill(s.pid, SIGHUP)
         let deadline = Date().addingTimeInterval(10)
         var reason: String?
         repeat {

@@ -61,18 +61,13 @@ final class StartupTests: XCTestCase {
 
     func testAServerStoppedWhileWaitingForPostgreSQLExitsAtOnce() throws {
         // Nothing listens on port 1: the server retries, and would open its listener after the start-up wait.
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind-server")
-        p.arguments = ["--listen", "127.0.0.1:0", "--database", "host=127.0.0.1 port=1 dbname=none connect_timeout=2", "--log-level", "info"]
-        let err = Pipe()
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = err
-        try p.run()
+        let p = try ChildProcess(ServerProcess.binDirectory + "/rewind-server",
+                                 ["--listen", "127.0.0.1:0", "--database", "host=127.0.0.1 port=1 dbname=none connect_timeout=2", "--log-level", "info"],
+                                 stdout: .null, stderr: .pipe)
         usleep(500_000)
-        kill(p.processIdentifier, SIGTERM)
-        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, log)
+        p.signal(SIGTERM)
+        let log = p.readToEnd(timeout: 30).err
+        XCTAssertEqual(try p.stop(timeout: 30), 0, log)
         XCTAssertTrue(log.contains("shutting down"), log)
         XCTAssertFalse(log.contains("not reachable yet"), "the start-up wait ran on after the stop: \(log)")
         XCTAssertFalse(log.contains("commits still outstanding"), log)
@@ -80,21 +75,9 @@ final class StartupTests: XCTestCase {
 
     /// `rewind-server` on `conninfo` until it exits (at most 30 s): status and what it printed.
     private func runServer(_ conninfo: String) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: ServerProcess.binDirectory + "/rewind-server")
-        p.arguments = ["--listen", "127.0.0.1:0", "--database", conninfo, "--log-level", "warning"]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let deadline = Date().addingTimeInterval(30)
-        while p.isRunning && Date() < deadline { usleep(50_000) }
-        if p.isRunning {
-            p.terminate()
-            p.waitUntilExit()
-            XCTFail("the server did not exit within 30 s")
-        }
-        return (p.terminationStatus, String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-                String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        let r = try ChildProcess.run(ServerProcess.binDirectory + "/rewind-server",
+                                     ["--listen", "127.0.0.1:0", "--database", conninfo, "--log-level", "warning"], timeout: 30)
+        XCTAssertNotEqual(r.status, SIGKILL, "the server did not exit within 30 s")
+        return r
     }
 }

@@ -145,7 +145,7 @@ final class WebSocketTests: XCTestCase {
         XCTAssertEqual(close?.closeCode, 1008)
         // shutdown → 1001
         let other = try WebSocketTerminal(port: s.port)
-        kill(s.process.processIdentifier, SIGTERM)
+        kill(s.pid, SIGTERM)
         var shutdownClose: WebSocketTerminal.Frame?
         while let f = other.nextFrame() { if f.opcode == 8 { shutdownClose = f; break } }
         XCTAssertEqual(shutdownClose?.closeCode, 1001)

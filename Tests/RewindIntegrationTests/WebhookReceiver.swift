@@ -16,27 +16,25 @@ final class WebhookReceiver: @unchecked Sendable {
         var delivered: Bool { answered == "204" }
     }
 
-    private let process = Process()
-    private let stdin = Pipe()
-    private let stdout = Pipe()
+    private let process: ChildProcess
     private let lock = NSLock()
     private var seen: [Request] = []
     private(set) var port = 0
 
     init() throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", TestDatabase.repositoryRoot + "/scripts/lib/webhook_receiver.py"]
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
+        process = try ChildProcess("/usr/bin/env", ["python3", TestDatabase.repositoryRoot + "/scripts/lib/webhook_receiver.py"],
+                                   stdin: .pipe, stdout: .pipe, stderr: .inherit)
         let ready = DispatchSemaphore(value: 0)
-        let handle = stdout.fileHandleForReading
-        Thread.detachNewThread { [weak self] in
+        let fd = process.stdoutFD
+        Thread.detachNewThread { [weak self, process] in
             var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
             while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { return }
-                buffer += chunk
+                let n = read(fd, &chunk, chunk.count)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                _ = process  // the descriptor stays open while this reads it
+                buffer += chunk[..<n]
                 while let nl = buffer.firstIndex(of: 0x0A) {
                     let line = String(decoding: buffer[..<nl], as: UTF8.self)
                     buffer.removeSubrange(...nl)
@@ -77,7 +75,7 @@ final class WebhookReceiver: @unchecked Sendable {
     }
 
     func control(_ line: String) {
-        stdin.fileHandleForWriting.write(Data((line + "\n").utf8))
+        process.write(line + "\n")
         Thread.sleep(forTimeInterval: 0.05)
     }
 
@@ -97,6 +95,7 @@ final class WebhookReceiver: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        process.signal(SIGTERM)
+        process.wait(timeout: 10)
     }
 }

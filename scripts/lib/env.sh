@@ -50,11 +50,12 @@ rewind_install_deps() {
 # PATH (pyenv's, say) would not see Debian's packages. REWIND_PYTHON names
 # the interpreter the browser tests run with. python3-venv: schemathesis, which
 # Debian does not package, goes into a virtual environment from PyPI
-# (scripts/api-check).
+# (scripts/api-check). gdb: a test run that hangs prints every thread's stack
+# before it is stopped (scripts/lib/watch.sh, the tests' ChildProcess).
 rewind_install_test_deps() {
     local missing=()
     command -v node >/dev/null || missing+=(nodejs)
-    for pkg in chromium chromium-driver python3 python3-selenium python3-jwt python3-venv; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+    for pkg in chromium chromium-driver python3 python3-selenium python3-jwt python3-venv gdb; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
     if [ ${#missing[@]} -gt 0 ]; then
         local sudo=""
         if [ "$(id -u)" -ne 0 ]; then
