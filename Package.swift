@@ -3,6 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Rewind",
+    // Titles and the other words a terminal is shown: Sources/RewindLocalizations/Resources/<locale>.lproj.
+    defaultLocalization: "en",
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "rewind-server", targets: ["rewind-server"]),
@@ -44,8 +46,13 @@ let package = Package(
         // and free were ~11 % of the server's time at 500 terminals (perf), jemalloc's ~3 %.
         .systemLibrary(name: "CJemalloc", pkgConfig: "jemalloc", providers: [.apt(["libjemalloc-dev"])]),
 
-        // Pure, deterministic core: no I/O (swift-crypto for SHA-256 and HMAC, OpenSSL for AES-GCM, LZ4).
-        .target(name: "RewindCore", dependencies: [.product(name: "Crypto", package: "swift-crypto"), "COpenSSL", "CLZ4"]),
+        // The words in each language, as localization resources read once through Bundle.module
+        // (ExpectedTitles.tsv, beside them, is what the tests render every title against).
+        .target(name: "RewindLocalizations", exclude: ["ExpectedTitles.tsv"], resources: [.process("Resources")]),
+
+        // Pure, deterministic core: no I/O (swift-crypto for SHA-256 and HMAC, OpenSSL for AES-GCM, LZ4;
+        // its words from RewindLocalizations' resources, read once like constants).
+        .target(name: "RewindCore", dependencies: [.product(name: "Crypto", package: "swift-crypto"), "COpenSSL", "CLZ4", "RewindLocalizations"]),
 
         // A client of the protocol for apps (and `rewind connect`): the core and POSIX sockets, nothing else.
         .target(name: "RewindClient", dependencies: ["RewindCore"]),

@@ -167,7 +167,7 @@ final class UndoIntegrationTests: XCTestCase {
         try f.alice.submit("d", tx: "k", base: 1, [["op": "insert", "node": "t", "pos": 0, "text": "x"]])
         try ja.request("open", [("doc", "d")])
         let ps = try ja.push("prompt_state")
-        XCTAssertEqual(ps["undo_title"], "取り消す 入力")
+        XCTAssertEqual(ps["undo_title"], "入力を取り消す")
         XCTAssertEqual(ps["redo_title"], "やり直す")
     }
 
