@@ -35,6 +35,10 @@ GRANT SELECT ON log_position_base TO rewind_server;
 GRANT SELECT ON webhooks TO rewind_server;
 GRANT UPDATE (position, lease_owner, lease_until, delivered, last_delivered_at, failing_since, last_error, enabled, disabled_reason)
     ON webhooks TO rewind_server;
+-- Prompts (schema/024): the server stores the undo prompts it shows, numbers
+-- them per document, records the first answer and deletes rows an hour after they end.
+GRANT SELECT, INSERT, UPDATE (answered_at, answered, answered_by), DELETE ON prompts TO rewind_server;
+GRANT SELECT, INSERT, UPDATE ON prompt_counters TO rewind_server;
 -- Every table the server touches is granted above; DeployRoleTests runs the
 -- server as this role through every request type, so a table added without
 -- its grant fails a test rather than a deployment.

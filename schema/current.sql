@@ -515,6 +515,34 @@ CREATE TABLE public.master_key (
 
 
 --
+-- Name: prompt_counters; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.prompt_counters (
+    doc text NOT NULL,
+    last bigint NOT NULL
+);
+
+
+--
+-- Name: prompts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.prompts (
+    id text NOT NULL,
+    doc text NOT NULL,
+    user_id bigint NOT NULL,
+    client text NOT NULL,
+    cause jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    answered_at timestamp with time zone,
+    answered text,
+    answered_by integer
+);
+
+
+--
 -- Name: schema_migrations; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -828,6 +856,22 @@ ALTER TABLE ONLY public.master_key
 
 
 --
+-- Name: prompt_counters prompt_counters_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prompt_counters
+    ADD CONSTRAINT prompt_counters_pkey PRIMARY KEY (doc);
+
+
+--
+-- Name: prompts prompts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prompts
+    ADD CONSTRAINT prompts_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -930,6 +974,20 @@ CREATE UNIQUE INDEX log_mark_tx ON public.log USING btree (doc, user_id, tx) WHE
 --
 
 CREATE UNIQUE INDEX log_position ON public.log USING btree ("position");
+
+
+--
+-- Name: prompts_ended; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX prompts_ended ON public.prompts USING btree (COALESCE(answered_at, expires_at));
+
+
+--
+-- Name: prompts_open; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX prompts_open ON public.prompts USING btree (doc, user_id, client) WHERE (answered_at IS NULL);
 
 
 --
@@ -1086,6 +1144,14 @@ ALTER TABLE ONLY public.documents
 
 ALTER TABLE ONLY public.identities
     ADD CONSTRAINT identities_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
+
+
+--
+-- Name: prompts prompts_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prompts
+    ADD CONSTRAINT prompts_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
 
 
 --

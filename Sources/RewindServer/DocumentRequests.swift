@@ -7,6 +7,8 @@ import RewindStore
 /// document is open on a terminal, running a request in the document's
 /// order once it is (`whenOpen`), a terminal's edit as the ledger takes it.
 final class DocumentRequests {
+    /// `c` has just opened `d` (its `open` answered): stored prompts for it there are shown again (the server's).
+    var onOpened: (_ c: Session, _ d: DocumentRuntime) -> Void = { _, _ in }
     private let config: ServerConfig
     private let store: EventStore
     private let documents: Documents
@@ -93,7 +95,10 @@ final class DocumentRequests {
 
     /// An `open` finished (either way): the connection's next frame may run.
     private func finishOpening(_ c: Session, _ d: DocumentRuntime, _ processing: Processing, _ then: ((DocumentRuntime) -> Void)?) {
-        if let then, !c.isClosed, isOpen(d, on: c) { then(d) }
+        if !c.isClosed, isOpen(d, on: c) {
+            then?(d)
+            onOpened(c, d)
+        }
         d.opensInFlight -= 1
         documents.mayBeIdle(d)
         processing.end()  // last: the next frame sees all of the above

@@ -101,6 +101,8 @@ public final class Server {
     private var startupWait: Timer?
     /// Running from `shutdown` until the last commits are answered, at most `shutdownGraceMs`.
     private var shutdownGrace: Timer?
+    /// When stored prompts were last checked for expiry (`sweep`, every 30 s).
+    private var lastPromptSweep: UInt64 = 0
 
     /// Milliseconds by the loop's clock: what timeouts and rate limits read,
     /// so that a server test can make time pass without waiting for it.
@@ -125,7 +127,7 @@ public final class Server {
         // An instance id for liveness and groups (`Notifications`): random, positive.
         let instance = Int32.random(in: 1...Int32.max)
         let notifications = Notifications(loop: loop, conninfo: config.conninfo,
-                                          channels: ["rewind_access", "rewind_log", "rewind_presence", "rewind_editors"],
+                                          channels: ["rewind_access", "rewind_log", "rewind_presence", "rewind_editors", "rewind_prompts"],
                                           instance: instance, timeouts: config.databaseTimeouts, logger: logger)
         self.notifications = notifications
         let metrics = config.metricsAddress == nil ? nil : ServerMetrics(version: serverName)
@@ -146,7 +148,8 @@ public final class Server {
                                })
         admission = AdmissionGate(config: config, logger: logger, sessions: sessions, clock: { clock.now })
         sharing = SharingRequests(store: store, access: access, config: config, logger: logger, clock: { clock.now })
-        prompts = PromptCenter(sessions: sessions, logger: logger)
+        prompts = PromptCenter(sessions: sessions, store: store, logger: logger, instance: instance,
+                               ttl: config.promptTTLSeconds, clock: { clock.now })
         promptStates = PromptStates(prompts: prompts, access: access, documents: documents)
         presence = PresenceRelay(cluster: cluster, promptStates: promptStates)
         documentRequests = DocumentRequests(config: config, store: store, documents: documents, presence: presence,
@@ -165,6 +168,7 @@ public final class Server {
 
     /// What the collaborators tell the server, and what the server does about it.
     private func wire() {
+        wireStoredPrompts()
         documents.onMade = { [unowned self] d in
             d.onEffect = { [unowned self, unowned d] effect in self.carryOut(effect, for: d) }
             d.groupsHeldHere = { [unowned self, unowned d] in self.openGroups.ids(in: d.id) }
@@ -175,13 +179,19 @@ public final class Server {
         }
         documents.onSettled = { [unowned self] in if self.shuttingDown { self.finishShutdownIfDone() } }
         access.notBefore = { [unowned self] since, body in
-            let elapsed = (monotonicNanos() - since) / 1_000_000
-            guard elapsed < AccessControl.notFoundFloorMs else { return body() }
-            let t = Timer(loop: self.loop)
-            t.start(after: AccessControl.notFoundFloorMs - elapsed) {
-                t.close()
-                body()
+            let floor = AccessControl.notFoundFloorMs * 1_000_000
+            // Checked again when the timer fires: libuv counts from the loop's cached
+            // time, which may lag, and a timer due in 5 ms once ran after 4.7 (CI).
+            func runAtTheFloor() {
+                let elapsed = monotonicNanos() - since
+                guard elapsed < floor else { return body() }
+                let t = Timer(loop: self.loop)
+                t.start(after: (floor - elapsed + 999_999) / 1_000_000) {
+                    t.close()
+                    runAtTheFloor()
+                }
             }
+            runAtTheFloor()
         }
         access.granted = { [unowned self] session, doc in self.signedSessions.grantedRole(session, on: doc) }
         access.onEffect = { [unowned self] effect in
@@ -205,6 +215,7 @@ public final class Server {
             switch effect {
             case let .editorsNotice(payload): self.quickActions.notice(payload)
             case let .accessNotice(payload): self.access.notice(payload)
+            case let .promptEnded(id): self.prompts.storedPromptEnded(id)
             case .resync:
                 self.access.resync()
                 self.quickActions.resync()
@@ -472,6 +483,10 @@ public final class Server {
         api?.sweep()
         admission.sweep()
         cluster.sweep(now: now)
+        if now - lastPromptSweep >= 30_000 {
+            lastPromptSweep = now
+            prompts.expire()
+        }
     }
 
     // MARK: Documents

@@ -66,6 +66,8 @@ public struct ServerConfig: Sendable {
     /// Groups kept per undo (and redo) stack; 0 keeps all. Changing it changes
     /// what a replay of old logs keeps, so set it once per deployment.
     public var undoLevels = 100
+    /// How long an undo prompt stays open for its terminal (stored in PostgreSQL: across reconnects and restarts).
+    public var promptTTLSeconds: Double = 600
 
     /// Push presence whose selection an edit moved (each moved caret costs one
     /// push per other terminal: N² per keystroke in a busy node). When false,

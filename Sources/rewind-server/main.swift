@@ -69,6 +69,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Groups kept per undo and redo stack (0: all): the default, and the most a user may choose with `set_undo_levels`. Set once per deployment: replay uses the same value.")
     var undoLevels: Int = defaults.undoLevels
 
+    @Option(help: "Seconds an undo prompt (a shake's, a conflict's) stays open for its terminal, across reconnects and restarts, before it expires.")
+    var promptTtl: Double = defaults.promptTTLSeconds
+
     @Option(help: "Store a snapshot of a document every N events, so that opening it reads only the log after it (0: never).")
     var snapshotEvery: Int = defaults.snapshotEvery
 
@@ -174,6 +177,7 @@ struct RewindServerCommand: ParsableCommand {
         guard typingWindow >= 0, typingWindow <= 60_000 else { throw ValidationError("--typing-window must be 0 to 60000 ms") }
         guard snapshotEvery >= 0 else { throw ValidationError("--snapshot-every must be 0 (never) or more") }
         guard undoLevels >= 0 else { throw ValidationError("--undo-levels must be 0 (unlimited) or more") }
+        guard promptTtl >= 10, promptTtl <= 86_400 else { throw ValidationError("--prompt-ttl must be 10 to 86400 seconds") }
         guard presenceMoves == "push" || presenceMoves == "quiet" else { throw ValidationError("--presence-moves must be push or quiet") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard (1...64).contains(writers) else { throw ValidationError("--writers must be 1 to 64") }
@@ -245,6 +249,7 @@ struct RewindServerCommand: ParsableCommand {
         config.requestBurst = 2 * Double(requestsPerSecond)
         config.typingWindowMs = typingWindow
         config.undoLevels = undoLevels
+        config.promptTTLSeconds = promptTtl
         config.snapshotEvery = snapshotEvery
         config.pushMovedPresence = presenceMoves == "push"
         config.allowedOrigins = WebRoute.Origins(allowedOrigins)
@@ -286,6 +291,8 @@ struct RewindServerCommand: ParsableCommand {
             }
         }
         let logger = Logger(label: "rewind")
+        // Read now, not at the first hello: a server installed without its resources folder stops here, saying where it looked.
+        logger.info("titles and prompts", metadata: ["locales": "\(Titles.locales.joined(separator: " "))"])
         let allocator = Allocator.describe()
         if allocator.servesMalloc {
             logger.info("memory allocator", metadata: ["malloc": "\(allocator.text)"])

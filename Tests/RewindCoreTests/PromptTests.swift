@@ -54,27 +54,32 @@ final class PromptTests: XCTestCase {
     }
 
     func testShakeBuildsTheFourCasesOfNSUndoManagersAlert() throws {
-        let words: [String: (undo: String, redo: String, cancel: String, move: String, typing: String)] = [
-            "en": ("Undo", "Redo", "Cancel", "Move", "Typing"),
-            "zh-Hant": ("還原", "重做", "取消", "移動", "輸入"),
-            "zh-Hans": ("撤销", "重做", "取消", "移动", "输入"),
-            "ja": ("取り消す", "やり直す", "キャンセル", "移動", "入力"),
+        let words: [String: (undo: String, redo: String, cancel: String, undoMove: String, redoTyping: String)] = [
+            "en": ("Undo", "Redo", "Cancel", "Undo Move", "Redo Typing"),
+            "zh-Hant": ("還原", "重做", "取消", "還原移動", "重做輸入"),
+            "zh-Hans": ("撤销", "重做", "取消", "撤销移动", "重做输入"),
+            "ja": ("取り消す", "やり直す", "キャンセル", "移動を取り消す", "入力をやり直す"),
+            "de": ("Widerrufen", "Wiederholen", "Abbrechen", "Bewegen widerrufen", "Eingabe wiederholen"),
+            "fr": ("Annuler", "Rétablir", "Annuler", "Annuler le déplacement", "Rétablir la saisie"),
+            "es": ("Deshacer", "Rehacer", "Cancelar", "Deshacer movimiento", "Rehacer escritura"),
+            "ko": ("실행 취소", "실행 복귀", "취소", "이동 실행 취소", "입력 실행 복귀"),
         ]
+        XCTAssertEqual(Set(Titles.locales), Set(words.keys))
         for locale in Titles.locales {
             let w = words[locale]!
             // Undo only: "Undo X" — Cancel, Undo.
             let u = try XCTUnwrap(shakeCase(undo: true, redo: false, locale: locale))
-            XCTAssertEqual(u.title, "\(w.undo) \(w.move)", locale)
+            XCTAssertEqual(u.title, w.undoMove, locale)
             XCTAssertEqual(u.actions, [.init(id: "cancel", title: w.cancel, style: .cancel), .init(id: "undo", title: w.undo, style: .default)], locale)
             // Redo only: "Redo X" — Cancel, Redo.
             let r = try XCTUnwrap(shakeCase(undo: false, redo: true, locale: locale))
-            XCTAssertEqual(r.title, "\(w.redo) \(w.typing)", locale)
+            XCTAssertEqual(r.title, w.redoTyping, locale)
             XCTAssertEqual(r.actions, [.init(id: "cancel", title: w.cancel, style: .cancel), .init(id: "redo", title: w.redo, style: .default)], locale)
             // Both: "Undo X" — Undo, "Redo Y", Cancel.
             let b = try XCTUnwrap(shakeCase(undo: true, redo: true, locale: locale))
-            XCTAssertEqual(b.title, "\(w.undo) \(w.move)", locale)
+            XCTAssertEqual(b.title, w.undoMove, locale)
             XCTAssertEqual(b.actions, [.init(id: "undo", title: w.undo, style: .default),
-                                       .init(id: "redo", title: "\(w.redo) \(w.typing)", style: .default),
+                                       .init(id: "redo", title: w.redoTyping, style: .default),
                                        .init(id: "cancel", title: w.cancel, style: .cancel)], locale)
             // Neither: no prompt.
             XCTAssertNil(shakeCase(undo: false, redo: false, locale: locale), locale)
@@ -89,7 +94,7 @@ final class PromptTests: XCTestCase {
     func testUnnamedGroupsGiveBareVerbsAndClientNamesStayAsGiven() throws {
         let p = try XCTUnwrap(UndoPrompts.shake(id: "p", .init(undo: (group: "g", action: nil), redo: (group: "h", action: "Recolor")), locale: "ja"))
         XCTAssertEqual(p.title, "取り消す")
-        XCTAssertEqual(p.actions[1].title, "やり直す Recolor")
+        XCTAssertEqual(p.actions[1].title, "Recolorをやり直す")
     }
 
     func testConflictPromptOffersUndoAnywayAndCancel() {
@@ -102,5 +107,38 @@ final class PromptTests: XCTestCase {
         // A name or action that looks like a placeholder is not expanded.
         let odd = UndoPrompts.conflict(id: "p", kind: .undo, action: "%2", names: ["%1"], conflicts: [], locale: "en")
         XCTAssertEqual(odd.title, "Undo %2 changes what %1 did since")
+    }
+}
+
+/// What a stored prompt keeps (schema/024): enough to show it again anywhere and carry out its answer.
+final class PromptCauseTests: XCTestCase {
+    func testACauseReadsBackAsWrittenAndRebuildsTheSamePrompt() throws {
+        let causes: [PromptCause] = [
+            .shake(scope: nil, undo: .init(group: "g1", action: "Move"), redo: nil),
+            .shake(scope: "panel", undo: .init(group: "g1", action: nil), redo: .init(group: "g2", action: "Recolor")),
+            .conflict(kind: .redo, scope: nil, group: "g3", action: "Typing", names: ["bob", "carol"],
+                      conflicts: [["user": "bob", "node": "t"]], tx: "t9"),
+            .conflict(kind: .undo, scope: "s", group: "g4", action: nil, names: [], conflicts: [], tx: nil),
+        ]
+        for cause in causes {
+            let text = JSONWriter.string(cause.json)
+            let back = try XCTUnwrap(PromptCause(json: try JSONParser.parse(text)), text)
+            XCTAssertEqual(back, cause, text)
+            XCTAssertEqual(back.prompt(id: "d:p7", locale: "ja"), cause.prompt(id: "d:p7", locale: "ja"))
+        }
+        XCTAssertEqual(causes[0].prompt(id: "d:p1", locale: "ko")?.title, "이동 실행 취소", "rebuilt in the locale of the terminal shown it")
+        XCTAssertNil(PromptCause(json: ["reason": "shake", "undo": ["action": "x"]]), "a top without its group")
+        XCTAssertNil(PromptCause(json: ["reason": "conflict", "kind": "edit", "group": "g", "names": []]), "only undo and redo conflict")
+        XCTAssertNil(PromptCause(json: ["reason": "wobble"]))
+    }
+
+    func testACauseStandsOnlyWhileTheGroupsItNamesAreOnTop() {
+        let shake = PromptCause.shake(scope: nil, undo: .init(group: "g1", action: "Move"), redo: nil)
+        XCTAssertTrue(shake.stillStands(undoTop: "g1", redoTop: nil))
+        XCTAssertFalse(shake.stillStands(undoTop: "g2", redoTop: nil), "another group on top: the prompt would undo something else")
+        XCTAssertFalse(shake.stillStands(undoTop: nil, redoTop: "g1"), "undone meanwhile")
+        let conflict = PromptCause.conflict(kind: .redo, scope: nil, group: "g3", action: nil, names: [], conflicts: [], tx: nil)
+        XCTAssertTrue(conflict.stillStands(undoTop: "x", redoTop: "g3"))
+        XCTAssertFalse(conflict.stillStands(undoTop: "g3", redoTop: nil))
     }
 }

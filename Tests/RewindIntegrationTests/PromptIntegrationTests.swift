@@ -142,7 +142,10 @@ final class PromptIntegrationTests: XCTestCase {
 
     /// What a terminal showed is cancelled when it goes: reconnecting as the
     /// same client and shaking presents a fresh prompt, not the old one.
-    func testPromptsOfADisconnectedTerminalAreCancelled() throws {
+    /// A terminal whose connection is lost keeps its undo prompt (stored in
+    /// PostgreSQL): opening the document again shows it again, answered once.
+    /// One that closes the document cancels it.
+    func testAPromptWaitsForItsTerminalToComeBackButClosingTheDocumentCancelsIt() throws {
         let f = try Fixture()
         let a = try f.terminal("alice", client: "A")
         try a.submit("d", tx: "seed", base: 0, seed)
@@ -152,12 +155,27 @@ final class PromptIntegrationTests: XCTestCase {
         a.disconnect()
         let again = try f.terminal("alice", client: "A")
         ok(try again.request("open", [("doc", "d")]))
+        let shown = try again.push("prompt")
+        XCTAssertEqual(shown["prompt"]?.objectValue?["id"], .string(id), "the same prompt, shown again")
+        XCTAssertEqual(shown["prompt"]?.objectValue?["title"], "Undo Move")
+        ok(try again.request("respond", [("prompt", .string(id)), ("action", "undo")]))
+        XCTAssertEqual(try again.request("respond", [("prompt", .string(id)), ("action", "undo")]).errorCode, "not_found", "answered once")
+        XCTAssertEqual(try f.db.eventCount("d"), 3)
+
+        // Another terminal of alice's (another client) is not shown it; closing the document cancels it.
+        try move(again, tx: "m2", base: 3, x: 60)
+        let second = try XCTUnwrap(try again.request("motion", [("doc", "d"), ("motion", "shake")])["prompt"]?.stringValue)
+        XCTAssertNotEqual(second, id)
+        let other = try f.terminal("alice", client: "B")
+        ok(try other.request("open", [("doc", "d")]))
+        usleep(300_000)  // stored prompts are read after the open's answer
+        XCTAssertFalse(try other.drainPushes().contains { $0["push"] == "prompt" }, "prompts are for the terminal that was shown them")
+        ok(try again.request("close", [("doc", "d")]))
+        ok(try again.request("open", [("doc", "d")]))
+        usleep(300_000)
         XCTAssertEqual(lastPromptState(try again.drainPushes())?["presented"], [])
-        XCTAssertEqual(try again.request("respond", [("prompt", .string(id)), ("action", "undo")]).errorCode, "not_found")
-        let fresh = try again.request("motion", [("doc", "d"), ("motion", "shake")])
-        XCTAssertNotEqual(fresh["prompt"], .string(id))
-        XCTAssertNil(fresh["already"])
-        XCTAssertEqual(try f.db.eventCount("d"), 2, "the cancelled prompt undid nothing")
+        XCTAssertEqual(try again.request("respond", [("prompt", .string(second)), ("action", "undo")]).errorCode, "not_found")
+        XCTAssertEqual(try f.db.eventCount("d"), 4, "the cancelled prompt undid nothing")
     }
 
     /// `shake_to_edit: false` turns shaking off; `gestures` bind gestures to actions.
@@ -254,7 +272,7 @@ final class PromptIntegrationTests: XCTestCase {
         XCTAssertEqual(try a.request("undo", [("doc", "d")]).errorCode, "rate_limited")
         let shown = try a.drainPushes().filter { $0["push"] == "prompt" }.compactMap { $0["prompt"]?.objectValue }
         XCTAssertEqual(shown.count, 1, "one shown, 16 waiting")
-        XCTAssertEqual(shown.first?["title"], "「還原 移動」會更改 bob 之後所做的變更")
+        XCTAssertEqual(shown.first?["title"], "「還原移動」會更改 bob 之後所做的變更")
         XCTAssertEqual(shown.first?["actions"]?.arrayValue?.compactMap { $0.objectValue?["title"]?.stringValue }, ["仍要還原", "取消"])
         // Dismissing each shows the next, in the order presented.
         var order: [String] = [ids[0]]

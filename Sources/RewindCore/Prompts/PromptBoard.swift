@@ -32,7 +32,13 @@ public struct PromptBoard: Sendable {
     /// Prompts that may wait per level on one terminal.
     public let waitingLimit: Int
 
-    public init(waitingLimit: Int = 16) { self.waitingLimit = waitingLimit }
+    /// The letter of the ids `newID` gives (`DOC:p1`, or `DOC:e1` where the `p` ids are given elsewhere).
+    public let idLetter: String
+
+    public init(waitingLimit: Int = 16, idLetter: String = "p") {
+        self.waitingLimit = waitingLimit
+        self.idLetter = idLetter
+    }
 
     /// A fresh prompt id. About a document: `DOC:p1`, `DOC:p2`, … counted in
     /// that document, so the first prompt of a new document is `DOC:p1` on any
@@ -43,12 +49,12 @@ public struct PromptBoard: Sendable {
     public mutating func newID(doc: String? = nil) -> String {
         guard let doc else {
             defer { nextNumber += 1 }
-            return "p\(nextNumber)"
+            return "\(idLetter)\(nextNumber)"
         }
         var n = lastInDocument[doc, default: 0]
-        repeat { n += 1 } while held["\(doc):p\(n)"] != nil
+        repeat { n += 1 } while held["\(doc):\(idLetter)\(n)"] != nil
         lastInDocument[doc] = n
-        return "\(doc):p\(n)"
+        return "\(doc):\(idLetter)\(n)"
     }
 
     /// Forgets a document's count once nothing about it is held (it was

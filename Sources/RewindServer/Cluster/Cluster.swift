@@ -26,9 +26,11 @@ import RewindStore
 /// After the listening connection comes back, every loaded document reads
 /// the log's head and asks for presence again (notices were missed).
 ///
-/// What is not shared: prompts (per terminal, on its instance) and the
-/// speculative state of commands in flight (each instance's own, settled by
-/// the log's compare-and-set).
+/// - `rewind_prompts`: "<prompt id>", a stored undo prompt answered or
+///   cancelled (`PromptCenter`): the instances showing it take it away.
+///
+/// What is not shared: the speculative state of commands in flight (each
+/// instance's own, settled by the log's compare-and-set).
 final class Cluster {
     private let notifications: Notifications
     private let loop: EventLoop
@@ -41,6 +43,8 @@ final class Cluster {
     enum Effect {
         /// A `rewind_editors` notice (quick actions) or a `rewind_access` notice (roles, tokens, erasures).
         case editorsNotice(String), accessNotice(String)
+        /// A `rewind_prompts` notice: a stored prompt was answered or cancelled (its id).
+        case promptEnded(String)
         /// Notices were missed (listening again): roles and quick actions are read again.
         case resync
         /// Presence in `d` changed (another instance's terminal, or one gone): pushed to its terminals.
@@ -81,6 +85,7 @@ final class Cluster {
         case "rewind_log": logNotice(payload)
         case "rewind_presence": presenceNotice(payload)
         case "rewind_editors": onEffect(.editorsNotice(payload))
+        case "rewind_prompts": onEffect(.promptEnded(payload))
         default: onEffect(.accessNotice(payload))
         }
     }

@@ -1,6 +1,7 @@
 import Logging
 import RewindCore
 import RewindLoop
+import RewindStore
 
 /// What runs when a prompt is answered: the chosen action, the terminal, and
 /// the `respond` to answer — none when the prompt is cancelled (every
@@ -12,18 +13,43 @@ typealias PromptAnswer = (_ action: String, _ c: Session, _ r: Request?) -> Void
 /// here its effects become pushes, and answers run. It owns the board and
 /// the answers; any part of the server presents a prompt with `present` and
 /// never needs to know what the terminal shows now.
+///
+/// Undo prompts (a shake's, a conflict's) are also kept in PostgreSQL
+/// (`presentStored`, schema/024) until answered, cancelled or expired: a
+/// terminal that opens the document again, on any instance, is shown them
+/// again (`reshow`), and the first answer anywhere is the one carried out
+/// (`respond` takes the row before the answer runs; the others are told
+/// through `rewind_prompts` and take the prompt away). A terminal whose
+/// connection is lost keeps its stored prompts for when it comes back; one
+/// that closes the document cancels them.
 final class PromptCenter {
-    private var board = PromptBoard()
+    /// Error prompts are numbered here (`DOC:e1`, `e1`); undo prompts by PostgreSQL (`DOC:p1`).
+    private var board = PromptBoard(idLetter: "e")
     /// What runs when each held prompt is answered or cancelled, by id.
     private var answers: [String: PromptAnswer] = [:]
+    /// The held prompts that are rows in PostgreSQL: their document and when they expire (monotonic ms).
+    private var stored: [String: (doc: String, expires: UInt64)] = [:]
     private let sessions: Sessions
+    private let store: EventStore
     private let logger: Logger
+    private let instance: Int32
+    private let clock: () -> UInt64
+    /// How long a stored prompt stays open, in seconds (`--prompt-ttl`).
+    let ttl: Double
     /// The prompts `c` shows changed: its `prompt_state` on each open document may have too.
     var onPresentedChanged: (Session) -> Void = { _ in }
+    /// What answering a stored prompt about `cause` in `d` does (given by the server: shake and undo build them).
+    var answering: (_ cause: PromptCause, _ d: DocumentRuntime) -> PromptAnswer = { _, _ in { _, _, _ in } }
+    /// The groups on top of `c`'s stacks in `d` and `scope` now: whether a stored prompt's cause still stands.
+    var tops: (_ c: Session, _ d: DocumentRuntime, _ scope: Key?) -> (undo: String?, redo: String?) = { _, _, _ in (nil, nil) }
 
-    init(sessions: Sessions, logger: Logger) {
+    init(sessions: Sessions, store: EventStore, logger: Logger, instance: Int32, ttl: Double, clock: @escaping () -> UInt64) {
         self.sessions = sessions
+        self.store = store
         self.logger = logger
+        self.instance = instance
+        self.ttl = ttl
+        self.clock = clock
     }
 
     func newID(doc: String?) -> String { board.newID(doc: doc) }
@@ -42,7 +68,73 @@ final class PromptCenter {
     /// next prompt waiting at that level is shown in its place.
     func dismiss(_ id: String) {
         answers[id] = nil
+        stored[id] = nil
         carryOut(board.dismiss(id), leaving: nil)
+    }
+
+    // MARK: Stored prompts
+
+    /// Stores a prompt about `cause` for `c` in `d`, then presents it to `c`
+    /// (numbered by the database: `DOC:pN`); `done` gets it, or why not. The
+    /// caller holds `c`'s next requests until then.
+    func presentStored(_ cause: PromptCause, in d: DocumentRuntime, to c: Session, _ done: @escaping (Result<Prompt, RewindError>) -> Void) {
+        store.storePrompt(doc: d.id, user: c.user.id, client: c.client, cause: cause, ttl: ttl) { [self] result in
+            switch result {
+            case let .failure(e):
+                done(.failure(e))
+            case let .success(id):
+                guard let prompt = cause.prompt(id: id, locale: c.locale) else { return done(.failure(RewindError(.internal, "prompt \(id): nothing to offer"))) }
+                do throws(RewindError) {
+                    try self.showStored(prompt, cause: cause, in: d, to: c)
+                    done(.success(prompt))
+                } catch {
+                    self.store.answerPrompt(id, action: Prompt.ActionID.cancel, instance: self.instance) { _ in }
+                    done(.failure(error))
+                }
+            }
+        }
+    }
+
+    private func showStored(_ prompt: Prompt, cause: PromptCause, in d: DocumentRuntime, to c: Session) throws(RewindError) {
+        guard !c.isClosed else { return }  // gone meanwhile: the row waits for it
+        stored[prompt.id] = (d.id, clock() + UInt64(ttl * 1000))
+        try present(prompt, doc: d.id, to: [c], answer: answering(cause, d))
+        if board.held[prompt.id] == nil { stored[prompt.id] = nil }
+    }
+
+    /// `c` opened `d`: the prompts stored for it there (made on any instance,
+    /// before any restart) are shown again, in its locale, if what they offer
+    /// still stands; those whose cause is gone are cancelled.
+    func reshow(_ c: Session, _ d: DocumentRuntime, isOpen: @escaping () -> Bool) {
+        store.openPrompts(doc: d.id, user: c.user.id, client: c.client) { [self] result in
+            guard case let .success(rows) = result, !c.isClosed, isOpen() else { return }
+            for row in rows where self.board.held[row.id] == nil {
+                let now = self.tops(c, d, row.cause.scope)
+                guard row.cause.stillStands(undoTop: now.undo, redoTop: now.redo), let prompt = row.cause.prompt(id: row.id, locale: c.locale) else {
+                    self.store.answerPrompt(row.id, action: Prompt.ActionID.cancel, instance: self.instance) { _ in }
+                    continue
+                }
+                do throws(RewindError) {
+                    try self.showStored(prompt, cause: row.cause, in: d, to: c)
+                } catch {
+                    self.logger.debug("stored prompt not shown again", metadata: ["prompt": "\(row.id)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// `rewind_prompts`: prompt `id` was answered or cancelled (on any instance): taken away here.
+    func storedPromptEnded(_ id: String) {
+        if stored[id] != nil { dismiss(id) }
+    }
+
+    /// Stored prompts past their expiry are taken away; rows that ended an hour ago are deleted.
+    func expire() {
+        let now = clock()
+        for (id, s) in stored where s.expires <= now { dismiss(id) }
+        store.sweepPrompts { [logger] result in
+            if case let .failure(e) = result { logger.debug("prompts not swept", metadata: ["error": "\(e)"]) }
+        }
     }
 
     /// A terminal that goes (or closes `doc`) loses what it showed: prompts no
@@ -80,6 +172,10 @@ final class PromptCenter {
                 guard let c = sessions.session(t), !c.isClosed else { continue }
                 onPresentedChanged(c)
             case let .cancel(id, action, by):
+                // A stored prompt of a terminal whose connection is lost waits for it to come back; otherwise it is cancelled.
+                if stored.removeValue(forKey: id) != nil, !(leaving?.isClosed ?? false) {
+                    store.answerPrompt(id, action: action, instance: instance) { _ in }
+                }
                 guard let c = leaving ?? sessions.session(by) else { continue }
                 answers.removeValue(forKey: id)?(action, c, nil)
             }
@@ -101,8 +197,23 @@ final class PromptCenter {
             throw .badRequest("respond: prompt \"\(id)\" has no action \"\(action)\"",
                               details: ["actions": .array(prompt.actions.map { .string($0.id) })])
         }
+        guard stored[id] != nil else {
+            dismiss(id)
+            return answer(action, c, r)
+        }
+        // Stored: the first answer on any instance counts. Taken away here at
+        // once (not answered twice), carried out once PostgreSQL says it is this one.
+        let processing = c.processingGoesOn()
         dismiss(id)
-        answer(action, c, r)
+        store.answerPrompt(id, action: action, instance: instance) { result in
+            defer { processing.end() }
+            switch result {
+            case .success(true): answer(action, c, r)
+            case .success(false):
+                c.fail(r, .notFound("respond: prompt \"\(id)\" was answered on another terminal, or expired", details: ["prompt": .string(id)]))
+            case let .failure(e): c.fail(r, e)
+            }
+        }
     }
 
     /// An error prompt for a request rejected for its content (hello `error_prompts: true`).

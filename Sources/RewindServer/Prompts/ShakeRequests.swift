@@ -30,11 +30,27 @@ struct ShakeRequests {
         let top = d.history.topUndo(user: user, scope: scope), redo = d.history.topRedo(user: user, scope: scope)
         let tops = UndoPrompts.Tops(undo: top.map { (group: $0.key.id, action: $0.action) },
                                     redo: redo.map { (group: $0.key.id, action: $0.action) })
-        guard let prompt = UndoPrompts.shake(id: prompts.newID(doc: d.id), tops, locale: c.locale) else {
-            return c.reply(Message.reply(r.id, [("prompt", .null)]))
+        guard tops.undo != nil || tops.redo != nil else {
+            return c.reply(Message.reply(r.id, [("prompt", .null)]))  // NSUndoManager's fourth case: nothing to offer
         }
-        // Held by the prompt center until answered or cancelled: it must not keep what it uses alive.
-        let answer: PromptAnswer = { [unowned undo, unowned documentRequests] answer, c, r in
+        // Stored before it is shown (it outlives this server); this terminal's next requests wait for it.
+        let processing = c.processingGoesOn()
+        prompts.presentStored(PromptCause(shake: tops, scope: scope), in: d, to: c) { result in
+            defer { processing.end() }
+            switch result {
+            case let .success(prompt): c.reply(Message.reply(r.id, [("prompt", .string(prompt.id))]))
+            case let .failure(e): c.fail(r, e)
+            }
+        }
+    }
+
+    /// What answering a shake's prompt does (here or after a restart, on any
+    /// instance): undo or redo the group it named, which must still be on top.
+    /// Held by the prompt center until answered or cancelled: it must not keep what it uses alive.
+    func answer(_ cause: PromptCause, _ d: DocumentRuntime) -> PromptAnswer {
+        guard case let .shake(_, undoTop, redoTop) = cause else { return { _, c, r in r.map { c.reply(Message.reply($0.id)) } } }
+        let scope = cause.scope
+        return { [unowned undo, unowned documentRequests] answer, c, r in
             let kind: EventKind
             switch answer {
             case Prompt.ActionID.undo: kind = .undo
@@ -44,10 +60,8 @@ struct ShakeRequests {
             guard let r else { return }
             guard documentRequests.isOpen(d, on: c) else { return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal")) }
             // The answer is about the group the prompt named: if another is on top now, `conflict`.
-            let group = kind == .undo ? tops.undo?.group : tops.redo?.group
+            let group = kind == .undo ? undoTop?.group : redoTop?.group
             undo.runRevert(r, c, d, .init(kind: kind, scope: scope, policy: .prompt, expectedGroup: group))
         }
-        try prompts.present(prompt, doc: d.id, to: [c], answer: answer)
-        c.reply(Message.reply(r.id, [("prompt", .string(prompt.id))]))
     }
 }

@@ -176,21 +176,27 @@ final class UndoRequests {
         for conflict in conflicts.arrayValue ?? [] {
             if let n = conflict.objectValue?["user"]?.stringValue, !names.contains(n) { names.append(n) }
         }
-        let prompt = UndoPrompts.conflict(id: prompts.newID(doc: d.id), kind: o.kind, action: action, names: names, conflicts: conflicts, locale: c.locale)
-        let answer: PromptAnswer = { [unowned self] answer, c, r in
+        let cause = PromptCause.conflict(kind: o.kind, scope: o.scope?.string, group: group, action: action, names: names,
+                                         conflicts: conflicts, tx: o.tx)
+        prompts.presentStored(cause, in: d, to: c) { result in
+            switch result {
+            case let .success(prompt): c.reply(Message.reply(r.id, extra + [("prompt", .string(prompt.id)), ("conflicts", conflicts)]))
+            case let .failure(e): c.fail(r, e)
+            }
+        }
+    }
+
+    /// What answering a conflict's prompt does (here or after a restart, on any
+    /// instance): Undo Anyway runs it with `force` if that group is still on
+    /// top; Cancel drops it.
+    func conflictAnswer(_ cause: PromptCause, _ d: DocumentRuntime) -> PromptAnswer {
+        guard case let .conflict(kind, _, group, _, _, _, tx) = cause else { return { _, c, r in r.map { c.reply(Message.reply($0.id)) } } }
+        let forced = RevertOptions(kind: kind, scope: cause.scope, policy: .force, tx: tx, expectedGroup: group)
+        return { [unowned self] answer, c, r in
             guard let r else { return }  // cancelled: the undo is dropped
             guard answer != Prompt.ActionID.cancel else { return c.reply(Message.reply(r.id)) }
             guard self.documentRequests.isOpen(d, on: c) else { return c.fail(r, .badRequest("respond: document \"\(d.id)\" is no longer open on this terminal")) }
-            var forced = o
-            forced.policy = .force
-            forced.expectedGroup = group
             self.runRevert(r, c, d, forced)
-        }
-        do throws(RewindError) {
-            try prompts.present(prompt, doc: d.id, to: [c], answer: answer)
-            c.reply(Message.reply(r.id, extra + [("prompt", .string(prompt.id)), ("conflicts", conflicts)]))
-        } catch {
-            c.fail(r, error)
         }
     }
 

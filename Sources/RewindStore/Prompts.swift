@@ -1,0 +1,79 @@
+import RewindCore
+
+/// Undo prompts kept in PostgreSQL (schema/024), so that they outlive the
+/// instance that showed them and are answered once across instances. Every
+/// change that ends a prompt notifies `rewind_prompts` with its id: the other
+/// instances take it away from the terminals that show it.
+public enum PromptRows {
+    /// A prompt still open for a terminal: its id and what it is about.
+    public struct Open: Sendable {
+        public let id: String
+        public let cause: PromptCause
+    }
+
+    /// Numbers the prompt in its document and stores it; returns its id.
+    static let storeSQL = """
+        WITH n AS (
+            INSERT INTO prompt_counters AS c (doc, last) VALUES ($1, 1)
+            ON CONFLICT (doc) DO UPDATE SET last = c.last + 1
+            RETURNING last)
+        INSERT INTO prompts (id, doc, user_id, client, cause, expires_at)
+        SELECT $1 || ':p' || n.last, $1, $2, $3, $4::jsonb, now() + make_interval(secs => $5::float8)
+        FROM n RETURNING id
+        """
+
+    /// The first answer takes the row (`$2`: the action, "cancel" for a cancel); nothing if it was taken or expired.
+    static let answerSQL = """
+        WITH taken AS (
+            UPDATE prompts SET answered_at = now(), answered = $2, answered_by = $3
+            WHERE id = $1 AND answered_at IS NULL AND expires_at > now()
+            RETURNING id)
+        SELECT pg_notify('rewind_prompts', id) FROM taken
+        """
+
+    static let openSQL = """
+        SELECT id, cause::text FROM prompts
+        WHERE doc = $1 AND user_id = $2 AND client = $3 AND answered_at IS NULL AND expires_at > now()
+        ORDER BY created_at, id
+        """
+
+    static let sweepSQL = "DELETE FROM prompts WHERE coalesce(answered_at, expires_at) < now() - interval '1 hour'"
+}
+
+extension EventStore {
+    /// Stores a prompt about `cause` for terminal `(user, client)` in `doc`, open for `ttl` seconds; answers its id.
+    public func storePrompt(doc: String, user: Int64, client: String, cause: PromptCause, ttl: Double,
+                            _ done: @escaping (Result<String, RewindError>) -> Void)
+    {
+        query(.init(PromptRows.storeSQL, [doc, String(user), client, JSONWriter.string(cause.json), String(ttl)])) { result in
+            done(result.flatMap { rows in
+                guard rows.count == 1, let id = rows[0, 0] else { return .failure(RewindError(.internal, "the prompt was not stored")) }
+                return .success(id)
+            })
+        }
+    }
+
+    /// Records `action` as the answer to prompt `id` if nobody answered it yet
+    /// and it has not expired: true if this answer is the one that counts.
+    public func answerPrompt(_ id: String, action: String, instance: Int32, _ done: @escaping (Result<Bool, RewindError>) -> Void) {
+        query(.init(PromptRows.answerSQL, [id, action, String(instance)])) { result in done(result.map { $0.count == 1 }) }
+    }
+
+    /// The prompts still open for terminal `(user, client)` in `doc`, oldest first (a cause that cannot be read is skipped).
+    public func openPrompts(doc: String, user: Int64, client: String, _ done: @escaping (Result<[PromptRows.Open], RewindError>) -> Void) {
+        query(.init(PromptRows.openSQL, [doc, String(user), client])) { result in
+            done(result.map { rows in
+                (0..<rows.count).compactMap { i in
+                    guard let id = rows[i, 0], let text = rows[i, 1], let json = try? JSONParser.parse(text),
+                          let cause = PromptCause(json: json) else { return nil }
+                    return PromptRows.Open(id: id, cause: cause)
+                }
+            })
+        }
+    }
+
+    /// Deletes prompts that ended (answered, cancelled or expired) over an hour ago.
+    public func sweepPrompts(_ done: @escaping (Result<Void, RewindError>) -> Void = { _ in }) {
+        query(.init(PromptRows.sweepSQL, [])) { result in done(result.map { _ in () }) }
+    }
+}
