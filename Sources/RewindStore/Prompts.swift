@@ -31,6 +31,16 @@ public enum PromptRows {
         SELECT pg_notify('rewind_prompts', id) FROM taken
         """
 
+    /// An answer taken but not carried out (its terminal went first) is given back: the row is open
+    /// again, and `+<id>` on `rewind_prompts` has the instances show it to that terminal if it is there.
+    static let releaseSQL = """
+        WITH back AS (
+            UPDATE prompts SET answered_at = NULL, answered = NULL, answered_by = NULL
+            WHERE id = $1 AND answered_by = $2 AND answered <> 'cancel' AND expires_at > now()
+            RETURNING id)
+        SELECT pg_notify('rewind_prompts', '+' || id) FROM back
+        """
+
     static let openSQL = """
         SELECT id, cause::text FROM prompts
         WHERE doc = $1 AND user_id = $2 AND client = $3 AND answered_at IS NULL AND expires_at > now()
@@ -57,6 +67,11 @@ extension EventStore {
     /// and it has not expired: true if this answer is the one that counts.
     public func answerPrompt(_ id: String, action: String, instance: Int32, _ done: @escaping (Result<Bool, RewindError>) -> Void) {
         query(.init(PromptRows.answerSQL, [id, action, String(instance)])) { result in done(result.map { $0.count == 1 }) }
+    }
+
+    /// Gives back an answer this instance took for prompt `id` but could not carry out.
+    public func releasePrompt(_ id: String, instance: Int32, _ done: @escaping (Result<Void, RewindError>) -> Void = { _ in }) {
+        query(.init(PromptRows.releaseSQL, [id, String(instance)])) { result in done(result.map { _ in () }) }
     }
 
     /// The prompts still open for terminal `(user, client)` in `doc`, oldest first (a cause that cannot be read is skipped).

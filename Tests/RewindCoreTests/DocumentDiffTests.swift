@@ -59,7 +59,7 @@ final class DocumentDiffTests: XCTestCase {
                     sim.entries.append(.event(e))
                     XCTAssertEqual(e.kind, .restore)
                     XCTAssertEqual(sim.doc.json, states[target]!.json, "seed \(seed) step \(step): restore to \(target)")
-                    XCTAssertEqual(sim.titles(user, locale: "zh-Hant").0, "還原回復版本", "seed \(seed): its own group, titled in the locale")
+                    XCTAssertEqual(sim.titles(user, locale: "zh-Hant").0, "還原「回復版本」", "seed \(seed): its own group, titled in the locale")
                     record()
                     if Bool.random(using: &gen.rng) {
                         let undone = try sim.undo(user)

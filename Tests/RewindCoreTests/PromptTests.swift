@@ -56,10 +56,10 @@ final class PromptTests: XCTestCase {
     func testShakeBuildsTheFourCasesOfNSUndoManagersAlert() throws {
         let words: [String: (undo: String, redo: String, cancel: String, undoMove: String, redoTyping: String)] = [
             "en": ("Undo", "Redo", "Cancel", "Undo Move", "Redo Typing"),
-            "zh-Hant": ("還原", "重做", "取消", "還原移動", "重做輸入"),
+            "zh-Hant": ("還原", "重做", "取消", "還原「移動」", "重做「輸入」"),
             "zh-Hans": ("撤销", "重做", "取消", "撤销移动", "重做输入"),
             "ja": ("取り消す", "やり直す", "キャンセル", "移動を取り消す", "入力をやり直す"),
-            "de": ("Widerrufen", "Wiederholen", "Abbrechen", "Bewegen widerrufen", "Eingabe wiederholen"),
+            "de": ("Widerrufen", "Wiederholen", "Abbrechen", "„Bewegen“ widerrufen", "„Eingabe“ wiederholen"),
             "fr": ("Annuler", "Rétablir", "Annuler", "Annuler le déplacement", "Rétablir la saisie"),
             "es": ("Deshacer", "Rehacer", "Cancelar", "Deshacer movimiento", "Rehacer escritura"),
             "ko": ("실행 취소", "실행 복귀", "취소", "이동 실행 취소", "입력 실행 복귀"),
@@ -102,7 +102,7 @@ final class PromptTests: XCTestCase {
         XCTAssertEqual(p.title, "Undo Move changes what alice did since")
         XCTAssertEqual(p.actions, [.init(id: "undo_anyway", title: "Undo Anyway", style: .destructive), .init(id: "cancel", title: "Cancel", style: .cancel)])
         let r = UndoPrompts.conflict(id: "p9", kind: .redo, action: nil, names: ["bob", "carol"], conflicts: [], locale: "zh-Hant")
-        XCTAssertEqual(r.title, "「重做」會更改 bob, carol 之後所做的變更")
+        XCTAssertEqual(r.title, "重做會更改 bob, carol 之後所做的變更")
         XCTAssertEqual(r.actions.first?.id, "redo_anyway")
         // A name or action that looks like a placeholder is not expanded.
         let odd = UndoPrompts.conflict(id: "p", kind: .undo, action: "%2", names: ["%1"], conflicts: [], locale: "en")

@@ -295,7 +295,7 @@ final class UndoTests: XCTestCase {
         XCTAssertEqual(sim.history.stacks(user: 1, scope: nil).undo.count, 3)
         XCTAssertEqual(sim.titles(1).0, "Undo Typing")
         XCTAssertEqual(sim.titles(1, locale: "ja").0, "入力を取り消す")
-        XCTAssertEqual(sim.titles(1, locale: "zh-Hant").0, "還原輸入")
+        XCTAssertEqual(sim.titles(1, locale: "zh-Hant").0, "還原「輸入」")
         try sim.undo(1)
         XCTAssertEqual(sim.doc.text("t"), "abc")
         try sim.undo(1)

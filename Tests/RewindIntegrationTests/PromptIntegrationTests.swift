@@ -272,7 +272,7 @@ final class PromptIntegrationTests: XCTestCase {
         XCTAssertEqual(try a.request("undo", [("doc", "d")]).errorCode, "rate_limited")
         let shown = try a.drainPushes().filter { $0["push"] == "prompt" }.compactMap { $0["prompt"]?.objectValue }
         XCTAssertEqual(shown.count, 1, "one shown, 16 waiting")
-        XCTAssertEqual(shown.first?["title"], "「還原移動」會更改 bob 之後所做的變更")
+        XCTAssertEqual(shown.first?["title"], "還原「移動」會更改 bob 之後所做的變更")
         XCTAssertEqual(shown.first?["actions"]?.arrayValue?.compactMap { $0.objectValue?["title"]?.stringValue }, ["仍要還原", "取消"])
         // Dismissing each shows the next, in the order presented.
         var order: [String] = [ids[0]]

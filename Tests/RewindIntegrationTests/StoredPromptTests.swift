@@ -86,6 +86,23 @@ final class StoredPromptTests: XCTestCase {
         XCTAssertFalse(try later.drainPushes().contains { $0["push"] == "prompt" })
     }
 
+    /// Past `--prompt-ttl` a prompt can no longer be answered, here or anywhere, and is not shown again.
+    func testAnExpiredPromptIsNotAnsweredNorShownAgain() throws {
+        let db = try TestDatabase(users: ["alice"])
+        let server = try ServerProcess(database: db, arguments: ["--prompt-ttl", "10"])
+        try makeDocument(db, on: server)
+        let t = try terminal(server, db)
+        try move(t, base: 1, x: 40)
+        let id = try shake(t)
+        Thread.sleep(forTimeInterval: 10.5)
+        XCTAssertEqual(try t.request("respond", [("prompt", .string(id)), ("action", "undo")]).errorCode, "not_found")
+        XCTAssertEqual(try undoEvents(db), 0, "an expired prompt undoes nothing")
+        t.disconnect()
+        let back = try terminal(server, db)
+        usleep(300_000)
+        XCTAssertFalse(try back.drainPushes().contains { $0["push"] == "prompt" })
+    }
+
     /// What the prompt offered is gone (the group undone meanwhile): it is not shown again, and it is cancelled.
     func testAPromptWhoseCauseIsGoneIsCancelledNotShownAgain() throws {
         let db = try TestDatabase(users: ["alice"])
@@ -140,5 +157,55 @@ final class StoredPromptTests: XCTestCase {
             _ = try t.drainPushes()
         }
         print("two answers at once, 12 rounds: this instance won \(wins.here), the other \(wins.there)")
+    }
+}
+
+/// The same race between two real instances: terminal T's prompt is answered
+/// on instance A just as T reconnects to instance B (which takes T over and
+/// shows the prompt again if it is still open). Whatever the timing, the
+/// group is undone once. (Before answers were given back, an answer A took
+/// just as B took T over was lost: round 0 undid nothing.)
+final class StoredPromptHandoverTests: XCTestCase {
+    func testAnAnswerOnTheOldInstanceDuringAHandoverIsCarriedOutOnce() throws {
+        let db = try TestDatabase(users: ["alice"])
+        let a = try ServerProcess(database: db), b = try ServerProcess(database: db)
+        let setup = try Terminal(port: a.port)
+        try setup.hello("alice", db, client: "setup")
+        XCTAssertEqual(try setup.request("create_doc", [("doc", "d")])["ok"], true)
+        try setup.submit("d", tx: "seed", base: 0, [["op": "create", "node": "box", "parent": "root", "index": 0, "kind": "view",
+                                                     "frame": [0, 50, 10, 10], "focusable": true]])
+        var outcomes: [String: Int] = [:]
+        for round in 0..<8 {
+            let version = try XCTUnwrap(try db.db.query("SELECT max(version) FROM events WHERE doc = 'd'").int(0, 0))
+            let undos = try db.db.query("SELECT count(*) FROM events WHERE doc = 'd' AND kind = 'undo'").int(0, 0) ?? -1
+            let onA = try Terminal(port: a.port)
+            try onA.hello("alice", db, client: "T")
+            XCTAssertEqual(try onA.request("open", [("doc", "d")])["ok"], true)
+            XCTAssertEqual(try onA.request("submit", [("doc", "d"), ("tx", .string("r\(round)")), ("base", .int(version)), ("action", "Move"),
+                                                       ("ops", [["op": "set", "node": "box", "key": "frame", "value": [.int(Int64(round)), 50, 10, 10]]])])["ok"], true)
+            let id = try XCTUnwrap(try onA.request("motion", [("doc", "d"), ("motion", "shake")])["prompt"]?.stringValue)
+            // Together: the answer on A, and T's hello and open on B.
+            let onB = try Terminal(port: b.port, timeout: 1)  // silent for a second: nothing more is coming
+            onB.sendRaw(Message.line(["id": 1, "type": "hello", "user": "alice", "token": .string(db.tokens["alice"]!), "client": "T"])
+                        + Message.line(["id": 2, "type": "open", "doc": "d"]))
+            usleep(UInt32(round) * 4_000)  // 0 to 28 ms later: sometimes A answers first, sometimes B has taken T over
+            onA.sendRaw(Message.line(["id": 500, "type": "respond", "prompt": .string(id), "action": "undo"]))
+            // B answers too if it is shown the prompt (it is, unless A's answer was taken first).
+            var answeredOnB: JSONObject?
+            let deadline = Date().addingTimeInterval(2)
+            while Date() < deadline, answeredOnB == nil, let m = try? onB.next() {
+                if m["push"] == "prompt", m["prompt"]?.objectValue?["id"] == .string(id) {
+                    answeredOnB = try onB.request("respond", [("prompt", .string(id)), ("action", "undo")])
+                }
+            }
+            usleep(200_000)
+            let after = try db.db.query("SELECT count(*) FROM events WHERE doc = 'd' AND kind = 'undo'").int(0, 0) ?? -1
+            XCTAssertEqual(after, undos + 1, "round \(round): undone exactly once (B answered: \(answeredOnB.map { JSONWriter.string(.object($0)) } ?? "not shown"))")
+            let row = try db.db.query("SELECT answered, answered_by FROM prompts WHERE id = $1", [id])
+            XCTAssertEqual(row[0, 0], "undo")
+            let winner = answeredOnB?["ok"] == true ? "B" : "A"
+            outcomes[winner, default: 0] += 1
+        }
+        print("handover races, 8 rounds: answered on \(outcomes)")
     }
 }

@@ -31,7 +31,7 @@ public enum Titles {
     /// A word of the resources ("Undo", "Cancel", …) in `locale`; the English key if no table has it.
     public static func word(_ w: String, locale: String) -> String { Wording.shipped.word(w, locale: locale) }
 
-    /// "Undo Move", "移動を取り消す", "還原輸入", or the bare verb when the group has no name.
+    /// "Undo Move", "移動を取り消す", "還原「輸入」", or the bare verb when the group has no name.
     public static func title(verb: String, action: String?, locale: String) -> String {
         Wording.shipped.title(verb: verb, action: action, locale: locale)
     }

@@ -43,7 +43,7 @@ final class Cluster {
     enum Effect {
         /// A `rewind_editors` notice (quick actions) or a `rewind_access` notice (roles, tokens, erasures).
         case editorsNotice(String), accessNotice(String)
-        /// A `rewind_prompts` notice: a stored prompt was answered or cancelled (its id).
+        /// A `rewind_prompts` notice: a stored prompt was answered or cancelled (its id), or given back (`+` and its id).
         case promptEnded(String)
         /// Notices were missed (listening again): roles and quick actions are read again.
         case resync

@@ -40,6 +40,8 @@ final class PromptCenter {
     var onPresentedChanged: (Session) -> Void = { _ in }
     /// What answering a stored prompt about `cause` in `d` does (given by the server: shake and undo build them).
     var answering: (_ cause: PromptCause, _ d: DocumentRuntime) -> PromptAnswer = { _, _ in { _, _, _ in } }
+    /// A stored prompt of `doc` was given back: the terminals here with `doc` open look for theirs (`reshow`).
+    var onGivenBack: (_ doc: String) -> Void = { _ in }
     /// The groups on top of `c`'s stacks in `d` and `scope` now: whether a stored prompt's cause still stands.
     var tops: (_ c: Session, _ d: DocumentRuntime, _ scope: Key?) -> (undo: String?, redo: String?) = { _, _, _ in (nil, nil) }
 
@@ -97,9 +99,8 @@ final class PromptCenter {
 
     private func showStored(_ prompt: Prompt, cause: PromptCause, in d: DocumentRuntime, to c: Session) throws(RewindError) {
         guard !c.isClosed else { return }  // gone meanwhile: the row waits for it
-        stored[prompt.id] = (d.id, clock() + UInt64(ttl * 1000))
         try present(prompt, doc: d.id, to: [c], answer: answering(cause, d))
-        if board.held[prompt.id] == nil { stored[prompt.id] = nil }
+        if board.held[prompt.id] != nil { stored[prompt.id] = (d.id, clock() + UInt64(ttl * 1000)) }
     }
 
     /// `c` opened `d`: the prompts stored for it there (made on any instance,
@@ -124,8 +125,15 @@ final class PromptCenter {
     }
 
     /// `rewind_prompts`: prompt `id` was answered or cancelled (on any instance): taken away here.
-    func storedPromptEnded(_ id: String) {
-        if stored[id] != nil { dismiss(id) }
+    /// `+<id>`: an answer was given back (`releasePrompt`): its terminal, if here, is shown it again.
+    func storedPromptNotice(_ payload: String) {
+        guard payload.hasPrefix("+") else {
+            if stored[payload] != nil { dismiss(payload) }
+            return
+        }
+        let id = payload.dropFirst()
+        guard let p = id.range(of: ":p", options: .backwards) else { return }
+        onGivenBack(String(id[..<p.lowerBound]))
     }
 
     /// Stored prompts past their expiry are taken away; rows that ended an hour ago are deleted.
@@ -204,11 +212,18 @@ final class PromptCenter {
         // Stored: the first answer on any instance counts. Taken away here at
         // once (not answered twice), carried out once PostgreSQL says it is this one.
         let processing = c.processingGoesOn()
+        let doc = stored[id]?.doc
         dismiss(id)
-        store.answerPrompt(id, action: action, instance: instance) { result in
+        store.answerPrompt(id, action: action, instance: instance) { [self] result in
             defer { processing.end() }
             switch result {
-            case .success(true): answer(action, c, r)
+            case .success(true):
+                // Taken, but the terminal went (or closed the document) meanwhile — a takeover by
+                // another instance, say: given back, to be shown where the terminal is now.
+                guard !c.isClosed, doc.map({ c.openDocuments.contains($0) }) ?? true else {
+                    return self.store.releasePrompt(id, instance: self.instance)
+                }
+                answer(action, c, r)
             case .success(false):
                 c.fail(r, .notFound("respond: prompt \"\(id)\" was answered on another terminal, or expired", details: ["prompt": .string(id)]))
             case let .failure(e): c.fail(r, e)
