@@ -219,6 +219,7 @@ public final class Server {
             case .resync:
                 self.access.resync()
                 self.quickActions.resync()
+                self.prompts.resync()
             case let .announce(effects, d): self.presence.announce(effects, in: d)
             case let .tookOver(user, client, at):
                 // An older session only: notices of two quick reconnects may cross (hosts' clocks are assumed close).

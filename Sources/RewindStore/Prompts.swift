@@ -5,10 +5,11 @@ import RewindCore
 /// change that ends a prompt notifies `rewind_prompts` with its id: the other
 /// instances take it away from the terminals that show it.
 public enum PromptRows {
-    /// A prompt still open for a terminal: its id and what it is about.
+    /// A prompt still open for a terminal: its id, what it is about, and how long it has left.
     public struct Open: Sendable {
         public let id: String
         public let cause: PromptCause
+        public let secondsLeft: Double
     }
 
     /// Numbers the prompt in its document and stores it; returns its id.
@@ -42,9 +43,15 @@ public enum PromptRows {
         """
 
     static let openSQL = """
-        SELECT id, cause::text FROM prompts
+        SELECT id, cause::text, extract(epoch FROM expires_at - now())::float8 FROM prompts
         WHERE doc = $1 AND user_id = $2 AND client = $3 AND answered_at IS NULL AND expires_at > now()
         ORDER BY created_at, id
+        """
+
+    /// Which of the given ids (a JSON array) are over: answered, cancelled or expired.
+    static let endedSQL = """
+        SELECT id FROM prompts
+        WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) AND (answered_at IS NOT NULL OR expires_at <= now())
         """
 
     static let sweepSQL = "DELETE FROM prompts WHERE coalesce(answered_at, expires_at) < now() - interval '1 hour'"
@@ -81,9 +88,16 @@ extension EventStore {
                 (0..<rows.count).compactMap { i in
                     guard let id = rows[i, 0], let text = rows[i, 1], let json = try? JSONParser.parse(text),
                           let cause = PromptCause(json: json) else { return nil }
-                    return PromptRows.Open(id: id, cause: cause)
+                    return PromptRows.Open(id: id, cause: cause, secondsLeft: rows[i, 2].flatMap(Double.init) ?? 0)
                 }
             })
+        }
+    }
+
+    /// Which of `ids` are over (answered, cancelled or expired).
+    public func endedPrompts(_ ids: [String], _ done: @escaping (Result<[String], RewindError>) -> Void) {
+        query(.init(PromptRows.endedSQL, [JSONWriter.string(.array(ids.map { .string($0) }))])) { result in
+            done(result.map { rows in (0..<rows.count).compactMap { rows[$0, 0] } })
         }
     }
 

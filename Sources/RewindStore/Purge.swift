@@ -23,6 +23,7 @@ public enum Purge {
             try db.query("DELETE FROM document_keys WHERE doc = $1", [doc])
             try db.query("DELETE FROM snapshots WHERE doc = $1", [doc])
             try db.query("DELETE FROM document_editors WHERE doc = $1", [doc])
+            try db.query("DELETE FROM prompts WHERE doc = $1", [doc])  // where its conflicts were, by node
             try db.query("COMMIT")
             return Purged(doc: doc, wasLive: r[0, 0] == "t")
         } catch {

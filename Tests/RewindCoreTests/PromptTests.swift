@@ -116,9 +116,9 @@ final class PromptCauseTests: XCTestCase {
         let causes: [PromptCause] = [
             .shake(scope: nil, undo: .init(group: "g1", action: "Move"), redo: nil),
             .shake(scope: "panel", undo: .init(group: "g1", action: nil), redo: .init(group: "g2", action: "Recolor")),
-            .conflict(kind: .redo, scope: nil, group: "g3", action: "Typing", names: ["bob", "carol"],
-                      conflicts: [["user": "bob", "node": "t"]], tx: "t9"),
-            .conflict(kind: .undo, scope: "s", group: "g4", action: nil, names: [], conflicts: [], tx: nil),
+            .conflict(kind: .redo, scope: nil, group: "g3", action: "Typing",
+                      conflicts: [.init(node: "t", reason: "set", user: 2, version: 7), .init(node: "u", reason: "deleted", user: nil, version: nil)], tx: "t9"),
+            .conflict(kind: .undo, scope: "s", group: "g4", action: nil, conflicts: [], tx: nil),
         ]
         for cause in causes {
             let text = JSONWriter.string(cause.json)
@@ -127,8 +127,11 @@ final class PromptCauseTests: XCTestCase {
             XCTAssertEqual(back.prompt(id: "d:p7", locale: "ja"), cause.prompt(id: "d:p7", locale: "ja"))
         }
         XCTAssertEqual(causes[0].prompt(id: "d:p1", locale: "ko")?.title, "이동 실행 취소", "rebuilt in the locale of the terminal shown it")
+        let named = causes[2].prompt(id: "d:p2", locale: "en", userName: { [2: "bob"][$0] })
+        XCTAssertEqual(named?.title, "Redo Typing changes what bob did since", "names read when shown, from the ids kept")
+        XCTAssertFalse(JSONWriter.string(causes[2].json).contains("bob"), "no names kept")
         XCTAssertNil(PromptCause(json: ["reason": "shake", "undo": ["action": "x"]]), "a top without its group")
-        XCTAssertNil(PromptCause(json: ["reason": "conflict", "kind": "edit", "group": "g", "names": []]), "only undo and redo conflict")
+        XCTAssertNil(PromptCause(json: ["reason": "conflict", "kind": "edit", "group": "g", "conflicts": []]), "only undo and redo conflict")
         XCTAssertNil(PromptCause(json: ["reason": "wobble"]))
     }
 
@@ -137,7 +140,7 @@ final class PromptCauseTests: XCTestCase {
         XCTAssertTrue(shake.stillStands(undoTop: "g1", redoTop: nil))
         XCTAssertFalse(shake.stillStands(undoTop: "g2", redoTop: nil), "another group on top: the prompt would undo something else")
         XCTAssertFalse(shake.stillStands(undoTop: nil, redoTop: "g1"), "undone meanwhile")
-        let conflict = PromptCause.conflict(kind: .redo, scope: nil, group: "g3", action: nil, names: [], conflicts: [], tx: nil)
+        let conflict = PromptCause.conflict(kind: .redo, scope: nil, group: "g3", action: nil, conflicts: [], tx: nil)
         XCTAssertTrue(conflict.stillStands(undoTop: "x", redoTop: "g3"))
         XCTAssertFalse(conflict.stillStands(undoTop: "g3", redoTop: nil))
     }

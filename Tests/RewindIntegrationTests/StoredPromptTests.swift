@@ -86,6 +86,40 @@ final class StoredPromptTests: XCTestCase {
         XCTAssertFalse(try later.drainPushes().contains { $0["push"] == "prompt" })
     }
 
+    /// A conflict's prompt comes back too: named from the document (the store keeps user ids,
+    /// not names), its conflicts without their ops (the store keeps no content), and Undo Anyway works.
+    func testAConflictPromptIsShownAgainWithoutTheContentAndAnsweredAnyway() throws {
+        let db = try TestDatabase(users: ["alice", "bob"])
+        let server = try ServerProcess(database: db)
+        try makeDocument(db, on: server)
+        let owner = try Terminal(port: server.port)
+        try owner.hello("alice", db, client: "owner")
+        try owner.share("d", "bob")
+        let t = try terminal(server, db)
+        try move(t, base: 1, x: 40)
+        let bob = try Terminal(port: server.port)
+        try bob.hello("bob", db)
+        XCTAssertEqual(try bob.request("open", [("doc", "d")])["ok"], true)
+        XCTAssertEqual(try bob.request("submit", [("doc", "d"), ("tx", "b1"), ("base", 2),
+                                                 ("ops", [["op": "set", "node": "box", "key": "frame", "value": [90, 50, 10, 10]]])])["ok"], true)
+        let undo = try t.request("undo", [("doc", "d")])
+        let id = try XCTUnwrap(undo["prompt"]?.stringValue, JSONWriter.string(.object(undo)))
+        let stored = try XCTUnwrap(try db.db.query("SELECT cause::text FROM prompts WHERE id = $1", [id])[0, 0])
+        XCTAssertFalse(stored.contains("bob") || stored.contains("90"), "no name, no content kept: \(stored)")
+        t.disconnect()
+        let back = try terminal(server, db)
+        let shown = try XCTUnwrap(try back.push("prompt")["prompt"]?.objectValue)
+        XCTAssertEqual(shown["id"], .string(id))
+        XCTAssertEqual(shown["title"], "Undo Move changes what bob did since")
+        let conflicts = try XCTUnwrap(shown["conflicts"]?.arrayValue)
+        XCTAssertEqual(conflicts.first?.objectValue?["user"], "bob")
+        XCTAssertEqual(conflicts.first?.objectValue?["node"], "box")
+        XCTAssertNil(conflicts.first?.objectValue?["op"], "shown again without the op")
+        let anyway = try back.request("respond", [("prompt", .string(id)), ("action", "undo_anyway")])
+        XCTAssertEqual(anyway["ok"], true, JSONWriter.string(.object(anyway)))
+        XCTAssertEqual(try undoEvents(db), 1)
+    }
+
     /// Past `--prompt-ttl` a prompt can no longer be answered, here or anywhere, and is not shown again.
     func testAnExpiredPromptIsNotAnsweredNorShownAgain() throws {
         let db = try TestDatabase(users: ["alice"])

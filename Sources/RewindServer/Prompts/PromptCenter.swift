@@ -27,8 +27,10 @@ final class PromptCenter {
     private var board = PromptBoard(idLetter: "e")
     /// What runs when each held prompt is answered or cancelled, by id.
     private var answers: [String: PromptAnswer] = [:]
-    /// The held prompts that are rows in PostgreSQL: their document and when they expire (monotonic ms).
-    private var stored: [String: (doc: String, expires: UInt64)] = [:]
+    /// The held prompts that are rows in PostgreSQL: their document, when they expire (monotonic ms), their cause.
+    private var stored: [String: (doc: String, expires: UInt64, cause: PromptCause)] = [:]
+    /// Stored prompts that ended lately (answered or cancelled, here or elsewhere), by when: not shown again.
+    private var recentlyEnded: [String: UInt64] = [:]
     private let sessions: Sessions
     private let store: EventStore
     private let logger: Logger
@@ -42,6 +44,8 @@ final class PromptCenter {
     var answering: (_ cause: PromptCause, _ d: DocumentRuntime) -> PromptAnswer = { _, _ in { _, _, _ in } }
     /// A stored prompt of `doc` was given back: the terminals here with `doc` open look for theirs (`reshow`).
     var onGivenBack: (_ doc: String) -> Void = { _ in }
+    /// The runtime of a loaded document (given by the server).
+    var documentOf: (_ doc: String) -> DocumentRuntime? = { _ in nil }
     /// The groups on top of `c`'s stacks in `d` and `scope` now: whether a stored prompt's cause still stands.
     var tops: (_ c: Session, _ d: DocumentRuntime, _ scope: Key?) -> (undo: String?, redo: String?) = { _, _, _ in (nil, nil) }
 
@@ -77,46 +81,76 @@ final class PromptCenter {
     // MARK: Stored prompts
 
     /// Stores a prompt about `cause` for `c` in `d`, then presents it to `c`
-    /// (numbered by the database: `DOC:pN`); `done` gets it, or why not. The
-    /// caller holds `c`'s next requests until then.
-    func presentStored(_ cause: PromptCause, in d: DocumentRuntime, to c: Session, _ done: @escaping (Result<Prompt, RewindError>) -> Void) {
+    /// (numbered by the database: `DOC:pN`; `build` makes it, by default from
+    /// its cause); `done` gets it, or why not. The caller holds `c`'s next
+    /// requests until then.
+    func presentStored(_ cause: PromptCause, in d: DocumentRuntime, to c: Session, build: ((String) -> Prompt?)? = nil,
+                       _ done: @escaping (Result<Prompt, RewindError>) -> Void)
+    {
         store.storePrompt(doc: d.id, user: c.user.id, client: c.client, cause: cause, ttl: ttl) { [self] result in
             switch result {
             case let .failure(e):
                 done(.failure(e))
             case let .success(id):
-                guard let prompt = cause.prompt(id: id, locale: c.locale) else { return done(.failure(RewindError(.internal, "prompt \(id): nothing to offer"))) }
+                guard let prompt = build?(id) ?? self.prompt(id, cause, in: d, for: c) else {
+                    return done(.failure(RewindError(.internal, "prompt \(id): nothing to offer")))
+                }
                 do throws(RewindError) {
-                    try self.showStored(prompt, cause: cause, in: d, to: c)
+                    try self.showStored(prompt, cause: cause, in: d, to: c, expiresInMs: UInt64(self.ttl * 1000))
                     done(.success(prompt))
                 } catch {
-                    self.store.answerPrompt(id, action: Prompt.ActionID.cancel, instance: self.instance) { _ in }
+                    self.cancelStored(id)
                     done(.failure(error))
                 }
             }
         }
     }
 
-    private func showStored(_ prompt: Prompt, cause: PromptCause, in d: DocumentRuntime, to c: Session) throws(RewindError) {
-        guard !c.isClosed else { return }  // gone meanwhile: the row waits for it
-        try present(prompt, doc: d.id, to: [c], answer: answering(cause, d))
-        if board.held[prompt.id] != nil { stored[prompt.id] = (d.id, clock() + UInt64(ttl * 1000)) }
+    private func prompt(_ id: String, _ cause: PromptCause, in d: DocumentRuntime, for c: Session) -> Prompt? {
+        cause.prompt(id: id, locale: c.locale, userName: { d.current.userNames[$0] })
     }
+
+    /// Shows a stored prompt to `c` (nothing if its connection went: the row waits for it).
+    private func showStored(_ prompt: Prompt, cause: PromptCause, in d: DocumentRuntime, to c: Session, expiresInMs: UInt64) throws(RewindError) {
+        guard !c.isClosed else { return }
+        // Closed behind it (or the role lost): closing a document cancels its prompts.
+        guard c.openDocuments.contains(d.id) else {
+            throw .badRequest("document \"\(d.id)\" is no longer open on this terminal", details: ["doc": .string(d.id)])
+        }
+        try present(prompt, doc: d.id, to: [c], answer: answering(cause, d))
+        if board.held[prompt.id] != nil { stored[prompt.id] = (d.id, clock() + expiresInMs, cause) }
+    }
+
+    private func cancelStored(_ id: String) {
+        ended(id)
+        store.answerPrompt(id, action: Prompt.ActionID.cancel, instance: instance) { _ in }
+    }
+
+    /// Prompt `id` ended (answered or cancelled, here or elsewhere): a stored
+    /// row read just before must not bring it back (`reshow`).
+    private func ended(_ id: String) { recentlyEnded[id] = clock() }
 
     /// `c` opened `d`: the prompts stored for it there (made on any instance,
     /// before any restart) are shown again, in its locale, if what they offer
     /// still stands; those whose cause is gone are cancelled.
     func reshow(_ c: Session, _ d: DocumentRuntime, isOpen: @escaping () -> Bool) {
         store.openPrompts(doc: d.id, user: c.user.id, client: c.client) { [self] result in
-            guard case let .success(rows) = result, !c.isClosed, isOpen() else { return }
-            for row in rows where self.board.held[row.id] == nil {
+            guard case let .success(rows) = result, !c.isClosed else { return }
+            guard isOpen() else {
+                // Closed again before they came: closing cancels them.
+                for row in rows where self.board.held[row.id] == nil { self.cancelStored(row.id) }
+                return
+            }
+            for row in rows where self.board.held[row.id] == nil && self.recentlyEnded[row.id] == nil {
                 let now = self.tops(c, d, row.cause.scope)
-                guard row.cause.stillStands(undoTop: now.undo, redoTop: now.redo), let prompt = row.cause.prompt(id: row.id, locale: c.locale) else {
-                    self.store.answerPrompt(row.id, action: Prompt.ActionID.cancel, instance: self.instance) { _ in }
+                let newerShake = row.cause.isShake && self.held(by: c, reason: "shake") != nil
+                guard !newerShake, row.cause.stillStands(undoTop: now.undo, redoTop: now.redo),
+                      let prompt = self.prompt(row.id, row.cause, in: d, for: c) else {
+                    self.cancelStored(row.id)
                     continue
                 }
                 do throws(RewindError) {
-                    try self.showStored(prompt, cause: row.cause, in: d, to: c)
+                    try self.showStored(prompt, cause: row.cause, in: d, to: c, expiresInMs: UInt64(max(0, row.secondsLeft) * 1000))
                 } catch {
                     self.logger.debug("stored prompt not shown again", metadata: ["prompt": "\(row.id)", "error": "\(error)"])
                 }
@@ -128,18 +162,34 @@ final class PromptCenter {
     /// `+<id>`: an answer was given back (`releasePrompt`): its terminal, if here, is shown it again.
     func storedPromptNotice(_ payload: String) {
         guard payload.hasPrefix("+") else {
+            ended(payload)
             if stored[payload] != nil { dismiss(payload) }
             return
         }
-        let id = payload.dropFirst()
+        let id = String(payload.dropFirst())
+        recentlyEnded[id] = nil
         guard let p = id.range(of: ":p", options: .backwards) else { return }
         onGivenBack(String(id[..<p.lowerBound]))
+    }
+
+    /// Notices were missed (listening again): prompts shown here that ended meanwhile are taken away.
+    func resync() {
+        let ids = Array(stored.keys)
+        guard !ids.isEmpty else { return }
+        store.endedPrompts(ids) { [self] result in
+            guard case let .success(gone) = result else { return }
+            for id in gone {
+                self.ended(id)
+                if self.stored[id] != nil { self.dismiss(id) }
+            }
+        }
     }
 
     /// Stored prompts past their expiry are taken away; rows that ended an hour ago are deleted.
     func expire() {
         let now = clock()
         for (id, s) in stored where s.expires <= now { dismiss(id) }
+        recentlyEnded = recentlyEnded.filter { now - $0.value < 60_000 }
         store.sweepPrompts { [logger] result in
             if case let .failure(e) = result { logger.debug("prompts not swept", metadata: ["error": "\(e)"]) }
         }
@@ -182,6 +232,7 @@ final class PromptCenter {
             case let .cancel(id, action, by):
                 // A stored prompt of a terminal whose connection is lost waits for it to come back; otherwise it is cancelled.
                 if stored.removeValue(forKey: id) != nil, !(leaving?.isClosed ?? false) {
+                    ended(id)
                     store.answerPrompt(id, action: action, instance: instance) { _ in }
                 }
                 guard let c = leaving ?? sessions.session(by) else { continue }
@@ -212,21 +263,29 @@ final class PromptCenter {
         // Stored: the first answer on any instance counts. Taken away here at
         // once (not answered twice), carried out once PostgreSQL says it is this one.
         let processing = c.processingGoesOn()
-        let doc = stored[id]?.doc
+        let held = stored[id]
         dismiss(id)
+        ended(id)
         store.answerPrompt(id, action: action, instance: instance) { [self] result in
             defer { processing.end() }
             switch result {
             case .success(true):
-                // Taken, but the terminal went (or closed the document) meanwhile — a takeover by
-                // another instance, say: given back, to be shown where the terminal is now.
-                guard !c.isClosed, doc.map({ c.openDocuments.contains($0) }) ?? true else {
+                // Taken, but the terminal's connection went meanwhile (a takeover by another
+                // instance, say): given back, to be shown where the terminal is now.
+                guard !c.isClosed else {
+                    self.recentlyEnded[id] = nil
                     return self.store.releasePrompt(id, instance: self.instance)
                 }
                 answer(action, c, r)
             case .success(false):
                 c.fail(r, .notFound("respond: prompt \"\(id)\" was answered on another terminal, or expired", details: ["prompt": .string(id)]))
-            case let .failure(e): c.fail(r, e)
+            case let .failure(e):
+                // Not recorded: the prompt is shown again (it is still open in PostgreSQL, if it can be read).
+                self.recentlyEnded[id] = nil
+                if let held, let d = self.documentOf(held.doc), !c.isClosed, let prompt = self.prompt(id, held.cause, in: d, for: c) {
+                    try? self.showStored(prompt, cause: held.cause, in: d, to: c, expiresInMs: held.expires > self.clock() ? held.expires - self.clock() : 0)
+                }
+                c.fail(r, e)
             }
         }
     }

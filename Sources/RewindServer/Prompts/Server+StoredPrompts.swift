@@ -17,6 +17,7 @@ extension Server {
         documentRequests.onOpened = { [unowned self] c, d in
             self.prompts.reshow(c, d) { [unowned self] in self.documentRequests.isOpen(d, on: c) }
         }
+        prompts.documentOf = { [unowned self] doc in self.documents[doc] }
         prompts.onGivenBack = { [unowned self] doc in
             guard let d = self.documents[doc] else { return }
             for c in d.subscribers.values {

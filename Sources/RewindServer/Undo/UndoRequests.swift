@@ -160,7 +160,7 @@ final class UndoRequests {
                 ]))
             case let .success(.needsAnswer(q)):
                 let conflicts = JSON.array(q.conflicts.map { $0.json(userName: { d.current.userNames[$0] }) })
-                self.presentConflict(r, c, d, o, group: q.group, action: q.action, conflicts: conflicts, extra: extra)
+                self.presentConflict(r, c, d, o, q, conflicts: conflicts, extra: extra)
             case .success: c.reply(Message.reply(r.id, extra))
             case let .failure(e): c.fail(r, e)
             }
@@ -169,16 +169,21 @@ final class UndoRequests {
 
     /// "Undo Move changes what alice did since": Undo Anyway runs it with
     /// `force` (if that group is still on top), Cancel drops it.
-    private func presentConflict(_ r: Request, _ c: Session, _ d: DocumentRuntime, _ o: RevertOptions, group: String,
-                                 action: String?, conflicts: JSON, extra: [(String, JSON?)])
+    private func presentConflict(_ r: Request, _ c: Session, _ d: DocumentRuntime, _ o: RevertOptions, _ q: DocumentLedger.RevertQuestion,
+                                 conflicts: JSON, extra: [(String, JSON?)])
     {
         var names: [String] = []
         for conflict in conflicts.arrayValue ?? [] {
             if let n = conflict.objectValue?["user"]?.stringValue, !names.contains(n) { names.append(n) }
         }
-        let cause = PromptCause.conflict(kind: o.kind, scope: o.scope?.string, group: group, action: action, names: names,
-                                         conflicts: conflicts, tx: o.tx)
-        prompts.presentStored(cause, in: d, to: c) { result in
+        // Stored without the ops and names (the document's content stays sealed); shown now with them.
+        let cause = PromptCause.conflict(kind: o.kind, scope: o.scope?.string, group: q.group, action: q.action,
+                                         conflicts: q.conflicts.map(PromptCause.Place.init), tx: o.tx)
+        let processing = c.processingGoesOn()  // a `close` sent behind the undo finds the prompt there, and cancels it
+        prompts.presentStored(cause, in: d, to: c, build: { id in
+            UndoPrompts.conflict(id: id, kind: o.kind, action: q.action, names: names, conflicts: conflicts, locale: c.locale)
+        }) { result in
+            defer { processing.end() }
             switch result {
             case let .success(prompt): c.reply(Message.reply(r.id, extra + [("prompt", .string(prompt.id)), ("conflicts", conflicts)]))
             case let .failure(e): c.fail(r, e)
@@ -190,7 +195,7 @@ final class UndoRequests {
     /// instance): Undo Anyway runs it with `force` if that group is still on
     /// top; Cancel drops it.
     func conflictAnswer(_ cause: PromptCause, _ d: DocumentRuntime) -> PromptAnswer {
-        guard case let .conflict(kind, _, group, _, _, _, tx) = cause else { return { _, c, r in r.map { c.reply(Message.reply($0.id)) } } }
+        guard case let .conflict(kind, _, group, _, _, tx) = cause else { return { _, c, r in r.map { c.reply(Message.reply($0.id)) } } }
         let forced = RevertOptions(kind: kind, scope: cause.scope, policy: .force, tx: tx, expectedGroup: group)
         return { [unowned self] answer, c, r in
             guard let r else { return }  // cancelled: the undo is dropped
