@@ -45,15 +45,20 @@ public enum Titles {
 /// Titles and words from one set of localization tables (the package's own, or any bundle's).
 public struct Wording: Sendable {
     public let tables: [String: [String: String]]
+    /// The provided locales by their lower-cased tags (what `locale` matches against, every hello).
+    private let byLowercased: [String: String]
 
     public static let shipped = Wording(Localizations.shipped)
 
-    public init(_ localizations: Localizations) { tables = localizations.tables }
+    public init(_ localizations: Localizations) {
+        tables = localizations.tables
+        byLowercased = Dictionary(tables.keys.map { ($0.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+    }
 
     public var locales: [String] { tables.keys.sorted() }
 
     public func locale(_ requested: String?) -> String {
-        LocaleMatch.best(requested, among: Set(tables.keys), default: Localizations.defaultLocale)
+        LocaleMatch.best(requested, among: byLowercased, default: Localizations.defaultLocale)
     }
 
     public func word(_ key: String, locale: String) -> String { word(key, locale: locale, english: key) }
@@ -109,9 +114,9 @@ enum Placeholders {
 /// language and script (Chinese: the script its region writes, as CLDR's likely
 /// subtags say), then its language alone.
 enum LocaleMatch {
-    static func best(_ requested: String?, among provided: Set<String>, default fallback: String) -> String {
+    /// `byLower`: the provided locales keyed by their lower-cased tags.
+    static func best(_ requested: String?, among byLower: [String: String], default fallback: String) -> String {
         guard let requested, !requested.isEmpty else { return fallback }
-        let byLower = Dictionary(provided.map { ($0.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
         let parts = requested.lowercased().split(whereSeparator: { $0 == "-" || $0 == "_" }).map(String.init)
         guard let language = parts.first else { return fallback }
         var script = parts.dropFirst().first { $0.count == 4 }

@@ -121,9 +121,9 @@ final class PromptCenter {
         if board.held[prompt.id] != nil { stored[prompt.id] = (d.id, clock() + expiresInMs, cause) }
     }
 
-    private func cancelStored(_ id: String) {
+    private func cancelStored(_ id: String, action: String = Prompt.ActionID.cancel) {
         ended(id)
-        store.answerPrompt(id, action: Prompt.ActionID.cancel, instance: instance) { _ in }
+        store.answerPrompt(id, action: action, instance: instance) { _ in }
     }
 
     /// Prompt `id` ended (answered or cancelled, here or elsewhere): a stored
@@ -231,10 +231,7 @@ final class PromptCenter {
                 onPresentedChanged(c)
             case let .cancel(id, action, by):
                 // A stored prompt of a terminal whose connection is lost waits for it to come back; otherwise it is cancelled.
-                if stored.removeValue(forKey: id) != nil, !(leaving?.isClosed ?? false) {
-                    ended(id)
-                    store.answerPrompt(id, action: action, instance: instance) { _ in }
-                }
+                if stored.removeValue(forKey: id) != nil, !(leaving?.isClosed ?? false) { cancelStored(id, action: action) }
                 guard let c = leaving ?? sessions.session(by) else { continue }
                 answers.removeValue(forKey: id)?(action, c, nil)
             }
@@ -256,14 +253,13 @@ final class PromptCenter {
             throw .badRequest("respond: prompt \"\(id)\" has no action \"\(action)\"",
                               details: ["actions": .array(prompt.actions.map { .string($0.id) })])
         }
-        guard stored[id] != nil else {
+        guard let held = stored[id] else {
             dismiss(id)
             return answer(action, c, r)
         }
         // Stored: the first answer on any instance counts. Taken away here at
         // once (not answered twice), carried out once PostgreSQL says it is this one.
         let processing = c.processingGoesOn()
-        let held = stored[id]
         dismiss(id)
         ended(id)
         store.answerPrompt(id, action: action, instance: instance) { [self] result in
@@ -282,7 +278,7 @@ final class PromptCenter {
             case let .failure(e):
                 // Not recorded: the prompt is shown again (it is still open in PostgreSQL, if it can be read).
                 self.recentlyEnded[id] = nil
-                if let held, let d = self.documentOf(held.doc), !c.isClosed, let prompt = self.prompt(id, held.cause, in: d, for: c) {
+                if let d = self.documentOf(held.doc), !c.isClosed, let prompt = self.prompt(id, held.cause, in: d, for: c) {
                     try? self.showStored(prompt, cause: held.cause, in: d, to: c, expiresInMs: held.expires > self.clock() ? held.expires - self.clock() : 0)
                 }
                 c.fail(r, e)
