@@ -75,15 +75,36 @@ public struct LoopError: Error, CustomStringConvertible {
     public init(_ d: String) { description = d }
 }
 
-/// A connected TCP socket: reads are pushed to `onRead`, writes take shared bytes.
+/// What a connected socket reports to whoever serves it. One reference to
+/// the owner, not two closures: a closure capturing its owner is an
+/// allocation of its own, for every connection, for as long as it lives.
+public protocol TCPStreamOwner: AnyObject {
+    /// Data read, or nil at end of stream / error (the connection is then finished).
+    func streamRead(_ data: UnsafeRawBufferPointer?)
+    /// A write's queued rest (see `TCPStream.write`) is written, or failed:
+    /// `bytes` is what `write` returned.
+    func streamQueuedWritten(_ bytes: Int, ok: Bool)
+}
+
+/// A connected TCP socket: reads are pushed to its owner, writes take shared bytes.
 public final class TCPStream {
     private let handle = allocateHandle(uv_tcp_t.self)
     public let loop: EventLoop
     var stream: UnsafeMutablePointer<uv_stream_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self) }
     public private(set) var isClosed = false
-
-    /// Data read, or nil at end of stream / error (the connection is then finished).
-    private var onRead: (UnsafeRawBufferPointer?) -> Void = { _ in }
+    /// True while libuv reads from the socket for us (see `pauseReading`).
+    public private(set) var isReading = false
+    /// A write failed (the peer reset the connection, or it is gone): nothing
+    /// written from now on reaches anyone. The read side may never say so —
+    /// a server that stops reading a peer which does not read is the usual
+    /// case — so the writer must look here.
+    public private(set) var writeFailed = false
+    /// True once `uv_close` was called: the handle must not be touched again.
+    private var handleClosing = false
+    /// Held strongly (a weak reference would make every retain of the owner
+    /// take the runtime's slow path) from `start` until the handle is closed,
+    /// after the last write callback: reads stop reaching it at `close`.
+    private var owner: (any TCPStreamOwner)?
 
     init(loop: EventLoop) {
         self.loop = loop
@@ -92,11 +113,9 @@ public final class TCPStream {
         handle.pointee.data = Unmanaged.passRetained(self as AnyObject).toOpaque()
     }
 
-    /// True while libuv reads from the socket for us (see `pauseReading`).
-    public private(set) var isReading = false
-
-    public func startReading(_ body: @escaping (UnsafeRawBufferPointer?) -> Void) {
-        onRead = body
+    /// Starts reading for `owner`, which is told what is read and written.
+    public func start(_ owner: any TCPStreamOwner) {
+        self.owner = owner
         resumeReading()
     }
 
@@ -116,33 +135,21 @@ public final class TCPStream {
             buf!.pointee = uv_buf_init(me.loop.readBuffer.assumingMemoryBound(to: CChar.self), UInt32(EventLoop.readBufferSize))
         }, { s, n, _ in
             let me = Unmanaged<TCPStream>.fromOpaque(s!.pointee.data).takeUnretainedValue()
+            guard !me.isClosed, let owner = me.owner else { return }
             if n > 0 {
-                me.onRead(UnsafeRawBufferPointer(start: me.loop.readBuffer, count: n))
+                owner.streamRead(UnsafeRawBufferPointer(start: me.loop.readBuffer, count: n))
             } else if n < 0 {
                 uv_read_stop(s)
                 me.isReading = false
-                me.onRead(nil)
+                owner.streamRead(nil)
             }
         })
     }
 
-    /// Runs when a write's queued rest (see `write`) is written, or failed:
-    /// `(bytes, ok)`, `bytes` being what `write` returned. Set once; it may
-    /// hold its owner strongly (no weak reference: those make every retain of
-    /// the owner take the runtime's slow path): it is dropped once the handle
-    /// is closed, after the last write callback.
-    public var onQueuedWritten: (Int, Bool) -> Void = { _, _ in }
-
-    /// A write failed (the peer reset the connection, or it is gone): nothing
-    /// written from now on reaches anyone. The read side may never say so —
-    /// a server that stops reading a peer which does not read is the usual
-    /// case — so the writer must look here.
-    public private(set) var writeFailed = false
-
     /// Writes `chunks` in order. What the socket takes at once is written
     /// now, with one `writev` and no allocation; only the rest (the socket's
     /// buffer is full, or earlier writes are still queued) is handed to libuv,
-    /// holding the chunks it needs until `onQueuedWritten` reports it.
+    /// holding the chunks it needs until the owner's `streamQueuedWritten` reports it.
     /// Returns the bytes queued: 0 means all of it was written now (or the
     /// stream is closed, or the socket failed: `writeFailed` says so).
     public func write(_ chunks: [SharedBytes]) -> Int {
@@ -175,7 +182,7 @@ public final class TCPStream {
                 let me = Unmanaged<TCPStream>.fromOpaque(req!.pointee.handle!.pointee.data).takeUnretainedValue()
                 free(req)
                 if status != 0 { me.writeFailed = true }
-                me.onQueuedWritten(request.bytes, status == 0)
+                me.owner?.streamQueuedWritten(request.bytes, ok: status == 0)
             }
             if rc != 0 {
                 Unmanaged<WriteRequest>.fromOpaque(req.pointee.data).release()
@@ -196,7 +203,6 @@ public final class TCPStream {
             return
         }
         isClosed = true
-        onRead = { _ in }
         uv_read_stop(stream)
         if now { closeStreamHandle(); return }
         let req = allocateHandle(uv_shutdown_t.self)
@@ -220,7 +226,6 @@ public final class TCPStream {
     public func reset() {
         if !isClosed {
             isClosed = true
-            onRead = { _ in }
             uv_read_stop(stream)
         }
         guard !handleClosing else { return }
@@ -232,9 +237,6 @@ public final class TCPStream {
         closeStreamHandle()
     }
 
-    /// True once `uv_close` was called: the handle must not be touched again.
-    private var handleClosing = false
-
     private func closeStreamHandle() {
         guard !handleClosing else { return }
         handleClosing = true
@@ -244,7 +246,7 @@ public final class TCPStream {
             guard let h else { return }
             if let data = h.pointee.data {
                 let me = Unmanaged<TCPStream>.fromOpaque(data)
-                me.takeUnretainedValue().onQueuedWritten = { _, _ in }  // pending writes were cancelled before this
+                me.takeUnretainedValue().owner = nil  // pending writes were cancelled before this
                 me.release()
             }
             free(h)

@@ -9,7 +9,7 @@ extension Connection {
 
     /// Answers `r` with an error (a session adds its error prompts: `Session.fail`).
     func fail(_ r: Request, _ e: RewindError) {
-        out.counts?.error(RequestLabels.index(of: r.type), e.code)
+        settings.counts?.error(RequestLabels.index(of: r.type), e.code)
         reply(Message.error(r.id, e, tag: r.replyTag))
     }
 
@@ -28,10 +28,10 @@ extension Connection {
     /// Queues a push; the same bytes object may go to many connections.
     func push(_ bytes: SharedBytes) {
         guard !isClosed, closingAfterTurn == nil else { return }
-        if out.bytes + bytes.count > 2 * out.bound {
-            return slow("more than \(2 * out.bound) bytes unread")
+        if out.bytes + bytes.count > 2 * settings.maxOutputBytes {
+            return slow("more than \(2 * settings.maxOutputBytes) bytes unread")
         }
-        if let counts = out.counts {
+        if let counts = settings.counts {
             counts.deliveries += 1
             counts.deliveredBytes += bytes.count
         }
@@ -49,7 +49,7 @@ extension Connection {
 
     private func counted(_ count: Int) {
         out.bytes += count
-        if out.bytes >= out.bound && out.overBoundSince == nil { out.overBoundSince = host.now }
+        if out.bytes >= settings.maxOutputBytes && out.overBoundSince == nil { out.overBoundSince = host.now }
         markDirty()
     }
 
@@ -57,7 +57,7 @@ extension Connection {
     /// closed after the loop turn, not in the middle of it.
     func slow(_ why: String) {
         guard !isClosed, closingAfterTurn == nil else { return }
-        out.counts?.slowDisconnects += 1
+        settings.counts?.slowDisconnects += 1
         settings.logger.warning("closing slow terminal", metadata: ["conn": "\(label)", "why": "\(why)"])
         closeAfterTurn(reason: "slow", retry: true, message: "\(why); reconnect and `open` with `since` to catch up")
     }
@@ -120,8 +120,10 @@ extension Connection {
         }
         guard !out.queue.isEmpty else { return }
         let queued = stream.write(out.queue)
-        // The array is kept for the next pushes (no allocation per flush), unless it grew large.
-        out.queue.removeAll(keepingCapacity: out.queue.capacity <= 16)
+        // The array is kept for the next pushes (no allocation per flush) while
+        // pushes come (a document is open), unless it grew large; an idle
+        // terminal holds none.
+        out.queue.removeAll(keepingCapacity: out.queue.capacity <= 16 && session?.openDocuments.isEmpty == false)
         out.writing += queued
         if stream.writeFailed { return writeFailed() }
         if queued < bytes { writtenNow(bytes - queued) }
@@ -147,7 +149,7 @@ extension Connection {
     private func writtenNow(_ bytes: Int) {
         out.bytes -= bytes
         guard !isClosed else { return }
-        if out.bytes < out.bound { out.overBoundSince = nil }
+        if out.bytes < settings.maxOutputBytes { out.overBoundSince = nil }
         guard hasOutput || !stream.isReading || wire.transport.bufferedBytes > 0 else { return }
         if hasOutput { markDirty() }  // the rest of a streamed reply
         host.continueNextTurn(self)  // pump, next turn
@@ -159,7 +161,7 @@ extension Connection {
         out.bytes -= bytes
         guard !isClosed else { return }
         guard ok else { return writeFailed() }
-        if out.bytes < out.bound { out.overBoundSince = nil }
+        if out.bytes < settings.maxOutputBytes { out.overBoundSince = nil }
         if hasOutput { markDirty() }  // the rest of a streamed reply
         if !stream.isReading || wire.transport.bufferedBytes > 0 { pump() }
     }

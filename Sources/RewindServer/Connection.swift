@@ -47,11 +47,16 @@ final class Connection {
     let stream: TCPStream
     /// The server it belongs to, seen only as what a connection may ask of it.
     unowned let host: any ConnectionHost
+    /// The server's settings, shared by every connection (one reference each).
+    let settings: ConnectionSettings
     /// Replies and pushes queued, and the bound on them (`Connection+Output.swift`).
     @exclusivity(unchecked) var out: Output
     @exclusivity(unchecked) var isClosed = false
     /// Set by `closeAfterTurn`: what the `bye` will say.
-    var closingAfterTurn: (reason: String, retry: Bool, message: String)?
+    var closingAfterTurn: (reason: String, retry: Bool, message: String)? {
+        get { rare?.closingAfterTurn }
+        set { if newValue != nil || rare != nil { rareState().closingAfterTurn = newValue } }
+    }
     /// Bytes on the wire ↔ messages, and what the connection speaks (`Connection+Web.swift`).
     var wire: Wire
     /// Frames in, one request at a time (`pump`).
@@ -61,30 +66,47 @@ final class Connection {
     /// "address:port" of the client: the socket's peer, or the client a
     /// trusted load balancer's PROXY header names (`ProxyHeader`).
     private(set) var peer: String
+    /// The session its hello made (nil: none yet, or it ended: `Sessions.remove` breaks the cycle).
+    var session: Session?
     /// Who it is, for logs: "user/client@peer" once a session is made on it.
-    var label: String
+    var label: String { session?.label ?? "-@" + peer }
     let connectedAt: UInt64
     /// When the last complete line arrived (the idle timer counts lines, not bytes).
     var lastHeard: UInt64
     /// Refused at the door (too many handshakes from its address), to be told
     /// so in its own protocol once its first bytes show which (`take`), or by
     /// `bye` if it says nothing until `until` (`Server.sweep`).
-    var refusal: (reason: String, message: String, until: UInt64)?
-    /// The server's settings, shared by every connection (one reference each).
-    let settings: ConnectionSettings
+    var refusal: (reason: String, message: String, until: UInt64)? {
+        get { rare?.refusal }
+        set { if newValue != nil || rare != nil { rareState().refusal = newValue } }
+    }
+    /// What few connections ever need, made for those that do: every idle
+    /// terminal would otherwise carry its room (`scripts/bench/idle`).
+    private var rare: Rare?
+    private final class Rare {
+        var closingAfterTurn: (reason: String, retry: Bool, message: String)?
+        var refusal: (reason: String, message: String, until: UInt64)?
+    }
+    /// Whether it made room for what few connections need (tests: an idle terminal did not).
+    var holdsRareState: Bool { rare != nil }
+    private func rareState() -> Rare {
+        if let rare { return rare }
+        let made = Rare()
+        rare = made
+        return made
+    }
+
+    // The structs below keep their one-byte fields last, so that the next
+    // field packs in behind them: every idle terminal holds one of these, and
+    // 256 bytes is an allocator size class (`scripts/bench/idle`).
 
     /// What leaves: queued during a loop turn, written once per turn, bounded.
     struct Output {
         /// What is written next, in order: everything queued ahead of a streamed reply.
         var queue: [SharedBytes] = []
-        /// Queued, streamed (estimated) and handed to libuv but not yet written.
+        /// Queued, streamed (estimated) and handed to libuv but not yet written
+        /// (its bound: `settings.maxOutputBytes`).
         var bytes = 0
-        /// `--max-output-bytes`, read on each push.
-        let bound: Int
-        /// Where pushes are counted (`--metrics`; nil: they are not).
-        let counts: LoopCounts?
-        var isDirty = false
-        var streamStarted = false
         /// A streamed reply and everything queued behind it, moved to `queue`
         /// as it is produced (empty but while a large reply is being sent).
         var behind: [Outgoing] = []
@@ -92,6 +114,8 @@ final class Connection {
         var writing = 0
         /// Since when `bytes` has been past the bound (nil: it is not).
         var overBoundSince: UInt64?
+        var isDirty = false
+        var streamStarted = false
     }
 
     enum Outgoing {
@@ -102,31 +126,32 @@ final class Connection {
     /// What the connection speaks, known from its first bytes (`Connection+Web.swift`).
     enum Mode { case detecting, lines, http, webSocket }
     struct Wire {
-        var mode = Mode.detecting
         /// NDJSON lines until a WebSocket upgrade replaces it.
         var transport: Transport
         /// The first bytes (or an HTTP request head) while `mode` is `.detecting` or `.http`.
         var head: [UInt8] = []
         /// Bytes of a PROXY header still being read (nil: none expected, or read).
         var proxyPrefix: [UInt8]?
+        var mode = Mode.detecting
     }
 
     /// The serial mailbox (see the type's comment).
     struct Inbox {
         /// Parts of the request taken last still being processed (`Processing`): the mailbox waits for them.
         var processing = 0
-        var pumping = false
-        /// In the server's list of connections to continue on the next loop turn.
-        var continuesNextTurn = false
         /// Edits sent and not yet answered: past the limit, the next frames wait.
         var commitsInFlight = 0
         var afterCommits: [(processing: Processing, body: () -> Void)] = []
-        var requests: TokenBucket
+        /// Requests a second (`--requests-per-second`, `--request-burst`: passed on each take).
+        var requests: BucketState
         var badFramesInARow = 0
-        /// Since when an incomplete line has been held (nil: none).
-        var partialSince: UInt64?
         /// Bytes of the incomplete line as last counted in `Sessions.partialBytes`.
         var partialCounted = 0
+        /// Since when an incomplete line has been held (nil: none).
+        var partialSince: UInt64?
+        var pumping = false
+        /// In the server's list of connections to continue on the next loop turn.
+        var continuesNextTurn = false
     }
 
     static let sliceBytes = 256 << 10
@@ -136,30 +161,18 @@ final class Connection {
         self.stream = stream
         self.host = host
         self.settings = settings
-        out = Output(bound: settings.config.maxOutputBytes, counts: settings.metrics?.counts)
+        out = Output()
         wire = Wire(transport: LineTransport(maxFrameBytes: settings.config.limits.maxFrameBytes))
         peer = stream.peer
-        label = "-@" + peer
         connectedAt = host.now
         lastHeard = connectedAt
-        inbox = Inbox(requests: TokenBucket(rate: settings.config.requestsPerSecond, burst: settings.config.requestBurst, now: connectedAt))
+        inbox = Inbox(requests: BucketState(burst: settings.config.requestBurst, now: connectedAt))
     }
 
     /// The peer's address without its port (limits per address count this).
     var address: String { peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer }
 
-    func start() {
-        // Held strongly until the stream's handle is closed (see `onQueuedWritten`).
-        stream.onQueuedWritten = { [self] bytes, ok in written(bytes, ok: ok) }
-        stream.startReading { [unowned self] data in
-            guard let data else {
-                self.host.connectionEnded(self, reason: "closed by peer")
-                return
-            }
-            if self.wire.proxyPrefix != nil { return self.readProxyHeader(Array(data)) }
-            self.take(data)
-        }
-    }
+    func start() { stream.start(self) }  // held by the stream until its handle is closed
 
     /// From a trusted load balancer: the connection's first bytes are a PROXY
     /// header; admission (per address) waits for it (`Server.proxyHeaderRead`).
@@ -175,10 +188,7 @@ final class Connection {
         case let .header(source, length):
             let rest = Array(wire.proxyPrefix![length...])
             wire.proxyPrefix = nil
-            if let source {
-                peer = source
-                label = "-@" + peer
-            }
+            if let source { peer = source }
             host.proxyHeaderRead(self)
             rest.withUnsafeBytes { take($0) }
         }
@@ -194,7 +204,7 @@ final class Connection {
 
     /// Frames may be dispatched now (see the type's comment).
     private var mayDispatch: Bool {
-        inbox.processing == 0 && closingAfterTurn == nil && out.bytes < out.bound && inbox.commitsInFlight < settings.config.maxCommitsInFlight
+        inbox.processing == 0 && closingAfterTurn == nil && out.bytes < settings.maxOutputBytes && inbox.commitsInFlight < settings.config.maxCommitsInFlight
     }
 
     /// Dispatches buffered frames, in order, while nothing holds the
@@ -286,6 +296,16 @@ final class Connection {
     }
 }
 
+extension Connection: TCPStreamOwner {
+    func streamRead(_ data: UnsafeRawBufferPointer?) {
+        guard let data else { return host.connectionEnded(self, reason: "closed by peer") }
+        if wire.proxyPrefix != nil { return readProxyHeader(Array(data)) }
+        take(data)
+    }
+
+    func streamQueuedWritten(_ bytes: Int, ok: Bool) { written(bytes, ok: ok) }
+}
+
 extension Connection: DeferredWork {
     /// A flush put off past the loop turn's writes (see `flush`).
     func runDeferred() { flush(budgeted: false) }  // the loop counts the turn's writes
@@ -295,7 +315,10 @@ extension Connection: DeferredWork {
 /// request has returned (`Connection.processingGoesOn`). Ending it twice is
 /// harmless; the mailbox takes the next frame when the last part ends.
 final class Processing {
-    private weak var connection: Connection?
+    /// Strong until it ends, which keeps the connection alive no longer than
+    /// the work it waits for. Weak would give every connection a side table
+    /// for life (32 bytes) and send every retain of it down the runtime's slow path.
+    private var connection: Connection?
 
     fileprivate init(_ c: Connection) { connection = c }
 

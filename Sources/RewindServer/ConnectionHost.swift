@@ -43,8 +43,14 @@ final class ConnectionSettings {
     let logger: Logger
     let metrics: ServerMetrics?
     let webFiles: WebFiles
+    /// `--max-output-bytes`, read on each push.
+    let maxOutputBytes: Int
+    /// Where pushes are counted (`--metrics`; nil: they are not).
+    let counts: LoopCounts?
 
     init(config: ServerConfig, logger: Logger, metrics: ServerMetrics?, webFiles: WebFiles) {
         self.config = config; self.logger = logger; self.metrics = metrics; self.webFiles = webFiles
+        maxOutputBytes = config.maxOutputBytes
+        counts = metrics?.counts
     }
 }

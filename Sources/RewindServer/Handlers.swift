@@ -31,7 +31,7 @@ extension Server {
         }
         metrics?.counts.request(RequestLabels.index(of: request.type))
         c.inbox.badFramesInARow = 0
-        if let wait = c.inbox.requests.take(now: now) {
+        if let wait = c.inbox.requests.take(now: now, rate: config.requestsPerSecond, burst: config.requestBurst) {
             return c.fail(request, RewindError(
                 .rateLimited, "more than \(Int(config.requestsPerSecond)) requests a second on this connection; slow down",
                 details: ["retry_after_ms": .int(Int64(wait))]))
@@ -113,12 +113,11 @@ extension Server {
         /// The token named `user`: the session begins (`signed`: with this app token, which expires).
         func admit(_ user: (id: Int64, name: String), handle: String, signed: AppToken? = nil) {
             guard admission.admitUser(c, user.id) else { return }
-            let s = Session(connection: c, user: user, client: client, helloAt: wallClockMillis(), locale: Titles.locale(locale), options: options)
+            let s = Session(connection: c, user: user, handle: handle, client: client, helloAt: wallClockMillis(), locale: Titles.locale(locale), options: options)
             if let signed {
                 signedSessions.began(s.id, signed)
                 metrics?.tokenChecked(nil)
             }
-            c.label = "\(handle)/\(client)@\(c.peer)"
             if let old = sessions.begin(s) {
                 old.close(reason: "replaced", retry: false, message: "another connection took over client \"\(client)\"")
             }

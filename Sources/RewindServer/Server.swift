@@ -419,7 +419,7 @@ public final class Server {
             chain.left(s)
             signedSessions.left(s.id)
         }
-        logger.debug("connection ended", metadata: ["conn": "\(c.label)", "reason": "\(reason)"])
+        logger.debug("connection ended", metadata: ["conn": "\(session?.label ?? c.label)", "reason": "\(reason)"])
         if shuttingDown { finishShutdownIfDone() }
     }
 

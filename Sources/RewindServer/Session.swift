@@ -16,6 +16,8 @@ final class Session {
     let connection: Connection
     /// The token's owner. Its name changes only when the user is erased (the pseudonym).
     var user: (id: Int64, name: String)
+    /// The user's handle (`users.name`; `user.name` may be a signed token's display name instead), for logs.
+    let handle: String
     /// The terminal's client id (`hello` `client`, or one made up): undo groups are per terminal.
     let client: String
     /// Wall-clock time of the `hello` (ms): a take-over announced by another instance closes only older sessions.
@@ -25,9 +27,10 @@ final class Session {
     let options: HelloOptions
     var openDocuments: Set<String> = []
 
-    init(connection: Connection, user: (id: Int64, name: String), client: String, helloAt: Int64, locale: String, options: HelloOptions) {
+    init(connection: Connection, user: (id: Int64, name: String), handle: String, client: String, helloAt: Int64, locale: String, options: HelloOptions) {
         self.connection = connection
         self.user = user
+        self.handle = handle
         self.client = client
         self.helloAt = helloAt
         self.locale = locale
@@ -37,7 +40,8 @@ final class Session {
     /// The terminal's key in every per-terminal table: its connection's id.
     var id: Int { connection.id }
     var isClosed: Bool { connection.isClosed }
-    var label: String { connection.label }
+    /// Who it is, for logs: "user/client@peer".
+    var label: String { "\(handle)/\(client)@\(connection.peer)" }
     var address: String { connection.address }
 
     // What handlers ask of the connection, said once here.

@@ -7,12 +7,11 @@ import RewindLoop
 /// state and nothing else: what a connection's arrival or departure means
 /// for documents, prompts and presence is the server's (`Server.connectionEnded`).
 final class Sessions {
+    /// Every connection, by id; its session hangs from it (`Connection.session`).
     private var byID: [Int: Connection] = [:]
-    /// The sessions, by their connection's id.
-    private var sessions: [Int: Session] = [:]
     private var nextID = 1
     /// Sessions by (user id, client id): a second session with the same pair replaces the first.
-    private var byClient: [String: Session] = [:]
+    private var byClient: [ClientKey: Session] = [:]
     /// Connections with output to write before the loop sleeps.
     private var dirty: [Connection] = []
     /// Connections that used their share of a loop turn with frames left.
@@ -39,34 +38,39 @@ final class Sessions {
     /// Forgets `c` and its session (nil: it was not here, i.e. it ended already).
     func remove(_ c: Connection) -> (Session?)? {
         guard byID.removeValue(forKey: c.id) != nil else { return nil }
-        guard let s = sessions.removeValue(forKey: c.id) else { return .some(nil) }
-        let key = Self.clientKey(user: s.user.id, client: s.client)
+        guard let s = c.session else { return .some(nil) }
+        c.session = nil  // it holds its connection: the cycle ends here
+        let key = ClientKey(user: s.user.id, client: s.client)
         if byClient[key] === s { byClient[key] = nil }
         return s
     }
 
     /// The session made on `c` by its hello (nil: none yet).
-    func session(of c: Connection) -> Session? { sessions[c.id] }
+    func session(of c: Connection) -> Session? { c.session }
 
     /// The session of the connection with this id, while it is connected.
-    func session(_ id: Int) -> Session? { sessions[id] }
+    func session(_ id: Int) -> Session? { byID[id]?.session }
 
     /// The sessions of one user, on this server.
-    func sessions(ofUser user: Int64) -> [Session] { sessions.values.filter { $0.user.id == user } }
+    func sessions(ofUser user: Int64) -> [Session] { byID.values.compactMap { $0.session?.user.id == user ? $0.session : nil } }
 
     /// The session that holds this user's client id.
-    func client(user: Int64, client: String) -> Session? { byClient[Self.clientKey(user: user, client: client)] }
+    func client(user: Int64, client: String) -> Session? { byClient[ClientKey(user: user, client: client)] }
 
     /// `s` begins: it holds its user's client id now; the session that held it before, if another.
     func begin(_ s: Session) -> Session? {
-        sessions[s.id] = s
-        let key = Self.clientKey(user: s.user.id, client: s.client)
+        s.connection.session = s
+        let key = ClientKey(user: s.user.id, client: s.client)
         let old = byClient[key]
         byClient[key] = s
         return old === s ? nil : old
     }
 
-    static func clientKey(user: Int64, client: String) -> String { "\(user)\u{1F}\(client)" }
+    /// A user's client id, as a key: the session's own strings, nothing made for it.
+    struct ClientKey: Hashable {
+        let user: Int64
+        let client: String
+    }
 
     // MARK: Turns
 

@@ -27,9 +27,11 @@
  *       lines shaped like Rewind's events push. --port2: a second instance
  *       on the same database; odd-numbered terminals connect to it (the
  *       writer and even ones to P), and server CPU is both processes'.
- *   idle --port P (--token T | --relay) [--clients N]
+ *   idle --port P (--token T | --relay) [--clients N] [--no-open]
  *       N terminals say hello and open doc "idle", print "ready N", and stay
- *       until SIGTERM.
+ *       until SIGTERM. --no-open: hello alone (what a terminal holds before
+ *       it opens anything). --unready K: at most K terminals connecting or
+ *       in set-up at once (K = 1: one after the other), else up to 256.
  *   --websocket (fanout, idle): the terminals (not the writer) speak the
  *       protocol over a WebSocket on the same port: GET /ws upgrade, then
  *       each request in a masked text frame; the server's frames are
@@ -82,7 +84,7 @@ typedef struct conn {
 /* options */
 static int mode, relay, nterm = -1, seconds = 10, warmup, ndocs = 10, window_ = 8, line_bytes = 330, port, server_pid, postmaster;
 /* fanout over two instances: odd terminals connect to port2; server CPU is both processes'. */
-static int port2, server_pid2, websocket;
+static int port2, server_pid2, websocket, no_open, max_unready;
 static double rate;
 static const char *host = "127.0.0.1", *token, *writer_token, *tokens_file, *prefix = "lg", *docname = "fanout", *share_with;
 static char **tokens;
@@ -350,7 +352,7 @@ static void connect_one(conn_t *c, uv_loop_t *l) {
 static int creators(void) { return mode == MODE_COMMIT ? (ndocs < nterm ? ndocs : nterm) : mode == MODE_IDLE ? 1 : 0; }
 static void connect_more(void) {
     int first = creators();
-    while (next_to_connect < nterm && in_flight_connects < 256) {
+    while (next_to_connect < nterm && in_flight_connects < 256 && (!max_unready || next_to_connect - ready < max_unready)) {
         if (first && next_to_connect == first && ready < first) return;
         conn_t *c = &conns[next_to_connect];
         c->index = next_to_connect++;
@@ -402,6 +404,11 @@ static void session_line(conn_t *c, char *line) {
     if (is_push(line)) return;
     if (c->state == S_HELLO && re == ID_HELLO) {
         if (!is_ok(line)) fatal("hello refused", line);
+        if (no_open) {   /* idle --no-open: what a terminal holds after hello alone */
+            c->state = S_READY;
+            terminal_ready(c);
+            return;
+        }
         if (c->is_writer || (!relay && mode != MODE_FANOUT && c->index < creators())) {
             c->creates_left = 1;   /* its own document (commit), or the one of fanout/idle */
             doc_of(c->index < 0 ? 0 : c->index, doc, sizeof doc);
@@ -620,7 +627,7 @@ static void start_measuring(void) {
 static void on_sigterm(uv_signal_t *s, int sig) { (void)s; (void)sig; exit(0); }
 static void terminal_ready(conn_t *c) {
     ready++;
-    if (ready == creators()) connect_more();
+    if (ready == creators() || max_unready) connect_more();
     if (ready < nterm) return;
     if (mode != MODE_IDLE) { start_measuring(); return; }
     printf("ready %d\nconnect_seconds %.2f\n", nterm, (uv_hrtime() - ready_since) / 1e9);
@@ -817,7 +824,7 @@ int main(int argc, char **argv) {
         {"writer-token", 1, 0, 'W'}, {"clients", 1, 0, 'c'}, {"seconds", 1, 0, 's'}, {"docs", 1, 0, 'd'},
         {"rate", 1, 0, 'r'}, {"window", 1, 0, 'w'}, {"doc", 1, 0, 'D'}, {"relay", 0, 0, 'R'},
         {"line-bytes", 1, 0, 'l'}, {"prefix", 1, 0, 'P'}, {"server-pid", 1, 0, 'S'}, {"warmup", 1, 0, 'M'},
-        {"pg-postmaster", 1, 0, 'G'}, {"share", 1, 0, 'H'}, {"port2", 1, 0, 'q'}, {"server-pid2", 1, 0, 'Q'}, {"websocket", 0, 0, 'X'}, {"shared", 0, 0, 'U'}, {0, 0, 0, 0}};
+        {"pg-postmaster", 1, 0, 'G'}, {"share", 1, 0, 'H'}, {"port2", 1, 0, 'q'}, {"server-pid2", 1, 0, 'Q'}, {"websocket", 0, 0, 'X'}, {"shared", 0, 0, 'U'}, {"no-open", 0, 0, 'O'}, {"unready", 1, 0, 'u'}, {0, 0, 0, 0}};
     static char *no_token = "";
     if (argc < 2) goto usage;
     if (!strcmp(argv[1], "commit")) mode = MODE_COMMIT;
@@ -839,10 +846,13 @@ int main(int argc, char **argv) {
         case 'q': port2 = atoi(optarg); break;       case 'Q': server_pid2 = atoi(optarg); break;
         case 'X': websocket = 1; break;
         case 'U': shared = 1; break;
+        case 'O': no_open = 1; break;
+        case 'u': max_unready = atoi(optarg); break;
         default: goto usage;
         }
     }
     if (nterm < 0) nterm = mode == MODE_COMMIT ? 50 : mode == MODE_FANOUT ? 1000 : 10000;
+    if ((no_open || max_unready) && mode != MODE_IDLE) goto usage;
     if (!port || nterm < 1 || seconds < 1 || ndocs < 1 || window_ < 1 || (mode == MODE_COMMIT && relay)) goto usage;
     if (tokens_file) tokens = read_tokens(tokens_file, &ntokens);
     else if (token) tokens = (char **)&token, ntokens = 1;

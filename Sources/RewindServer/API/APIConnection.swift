@@ -7,7 +7,7 @@ import RewindLoop
 /// more than `maxQueued` requests wait, the socket is not read (back-pressure);
 /// a request left half sent past `requestTimeoutMs`, or a connection silent
 /// past `idleTimeoutMs`, is closed (`ServerAPI.sweep`).
-final class APIConnection: APIStreamSink {
+final class APIConnection: APIStreamSink, TCPStreamOwner {
     static let maxQueued = 16
     /// Bytes of a stream the peer may leave unread before it is cut.
     static let maxUnreadStreamBytes = 1 << 20
@@ -40,14 +40,16 @@ final class APIConnection: APIStreamSink {
         parser = HTTPRequestParser(maxHeaderBytes: api.limits.maxHeaderBytes, maxBodyBytes: api.limits.maxBodyBytes)
     }
 
-    func start() {
-        // Held strongly: libuv reports queued writes after `close()` too; the stream drops this once its handle is closed.
-        stream.onQueuedWritten = { [self] bytes, _ in self.unwritten -= bytes }
-        stream.startReading { [unowned self] data in
-            guard let data else { return self.close() }
-            self.received(data)
-        }
+    // Held by the stream until its handle is closed: libuv reports queued writes after `close()` too.
+    func start() { stream.start(self) }
+
+    func streamRead(_ data: UnsafeRawBufferPointer?) {
+        guard let data else { return close() }
+        if streaming { return }  // a streamed response: nothing the peer sends is read, only its end
+        received(data)
     }
+
+    func streamQueuedWritten(_ bytes: Int, ok: Bool) { unwritten -= bytes }
 
     private func received(_ data: UnsafeRawBufferPointer) {
         lastActive = api.now
@@ -94,7 +96,7 @@ final class APIConnection: APIStreamSink {
             streaming = true
             answering = true
             queue.removeAll()
-            stream.startReading { [unowned self] data in if data == nil { self.close() } }  // its end, nothing more
+            stream.resumeReading()  // for its end (`streamRead`), nothing more
             return body(self)
         }
         if !keepAlive { close() }

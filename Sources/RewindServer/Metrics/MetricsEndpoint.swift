@@ -75,7 +75,7 @@ final class MetricsEndpoint {
     }
 
     /// One connection, one request, one answer.
-    fileprivate final class Exchange {
+    fileprivate final class Exchange: TCPStreamOwner {
         let id: Int
         private let stream: TCPStream
         private unowned let endpoint: MetricsEndpoint
@@ -97,17 +97,21 @@ final class MetricsEndpoint {
             timer.start(after: MetricsEndpoint.requestTimeoutMs) { [unowned self] in
                 if self.answered { self.finish(now: true) } else { self.answer(HTTPResponse(408, "no complete request within \(MetricsEndpoint.requestTimeoutMs / 1000) s")) }
             }
-            stream.startReading { [unowned self] data in
-                guard let data else { return self.finish(now: true) }
-                guard !self.answered else { return }  // a body or a second request: ignored, the answer says close
-                self.head.append(contentsOf: data)
-                // The port's own parser (Web/): bounded, 431 past 8 KiB.
-                let parsed = HTTPRequest.parse(self.head, maxBytes: MetricsEndpoint.maxRequestBytes)
-                if parsed == .needMore { return }
-                self.stream.pauseReading()
-                self.endpoint.respond(to: parsed) { [self] response in self.answer(response) }
-            }
+            stream.start(self)
         }
+
+        func streamRead(_ data: UnsafeRawBufferPointer?) {
+            guard let data else { return finish(now: true) }
+            guard !answered else { return }  // a body or a second request: ignored, the answer says close
+            head.append(contentsOf: data)
+            // The port's own parser (Web/): bounded, 431 past 8 KiB.
+            let parsed = HTTPRequest.parse(head, maxBytes: MetricsEndpoint.maxRequestBytes)
+            if parsed == .needMore { return }
+            stream.pauseReading()
+            endpoint.respond(to: parsed) { [self] response in self.answer(response) }
+        }
+
+        func streamQueuedWritten(_ bytes: Int, ok: Bool) {}
 
         private func answer(_ r: HTTPResponse) {
             guard !answered, !finished else { return }

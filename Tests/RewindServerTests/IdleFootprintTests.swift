@@ -1,0 +1,59 @@
+import Glibc
+import RewindCore
+@testable import RewindServer
+import XCTest
+
+/// What the server holds for a terminal that said hello and then nothing:
+/// with ten thousand of them connected, every byte here is ten kilobytes
+/// (`scripts/bench/idle` measures the whole; these keep its parts from
+/// growing back unnoticed).
+final class IdleFootprintTests: XCTestCase {
+    /// The connection and its session each fit the allocator's size class
+    /// they were brought down to (256 and 128 bytes; glibc's usable size for
+    /// those requests is 8 more), and nothing else was made for it: no
+    /// output array kept after its reply was written, no room for a close
+    /// or a refusal it never had.
+    func testAnIdleTerminalHoldsOnlyItsConnectionAndSession() throws {
+        let s = try SteppedServer()
+        let alice = try s.terminal("alice", client: "idle-terminal-with-a-long-client-id")
+        let session = try XCTUnwrap(s.server.sessions.sessions(ofUser: 1).first { $0.client == "idle-terminal-with-a-long-client-id" })
+        let c = session.connection
+        try s.turn(until: { !c.out.isDirty && c.out.bytes == 0 }, "the hello's reply to be written")
+        XCTAssertLessThanOrEqual(usableSize(c), 264, "Connection grew past the 256-byte size class")
+        XCTAssertLessThanOrEqual(usableSize(session), 136, "Session grew past the 128-byte size class")
+        XCTAssertEqual(c.out.queue.capacity, 0, "an idle terminal keeps no output array")
+        XCTAssertFalse(c.holdsRareState)
+        XCTAssertTrue(c.label.hasPrefix("alice/idle-terminal-with-a-long-client-id@127.0.0.1:"), c.label)
+        _ = alice
+    }
+
+    /// A terminal that leaves is freed: nothing (a request still being
+    /// processed, a reply waiting for commits) keeps its connection or
+    /// session alive after the server has forgotten it.
+    func testATerminalThatLeavesIsFreed() throws {
+        let s = try SteppedServer()
+        _ = try s.terminal("alice", client: "stays")
+        let bob = try s.terminal("bob", client: "leaves")
+        XCTAssertTrue(try bob.request("create_doc", [("doc", "d")]).isOK)
+        XCTAssertTrue(try bob.request("open", [("doc", "d")]).isOK)
+        weak var connection: Connection?
+        weak var session: Session?
+        do {
+            let found = try XCTUnwrap(s.server.sessions.sessions(ofUser: 2).first)
+            connection = found.connection
+            session = found
+        }
+        // Requests still in flight when it goes: a submit (a reply after its commit) and a ping behind it.
+        _ = bob.pipeline([("submit", [("doc", "d"), ("tx", "t1"), ("base", 0), ("ops", [.obj([("op", "set"), ("node", "root"), ("key", "k"), ("value", 1)])])]), ("ping", [])])
+        bob.leave()
+        try s.turn(until: { s.server.sessions.count == 1 }, "the server to forget bob's connection")
+        try s.turn(until: { connection == nil && session == nil }, "bob's connection and session to be freed")
+    }
+
+    /// What the allocator gave the object (Glibc's module map leaves `malloc.h` out: looked up by name).
+    private func usableSize(_ object: AnyObject) -> Int {
+        typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+        guard let symbol = dlsym(nil, "malloc_usable_size") else { return 0 }
+        return unsafeBitCast(symbol, to: UsableSize.self)(Unmanaged.passUnretained(object).toOpaque())
+    }
+}
