@@ -137,16 +137,17 @@ final class Connection {
 
     /// The serial mailbox (see the type's comment).
     struct Inbox {
+        // Counters in 32 bits: small numbers, and 16 bytes less a terminal.
         /// Parts of the request taken last still being processed (`Processing`): the mailbox waits for them.
-        var processing = 0
+        var processing: Int32 = 0
         /// Edits sent and not yet answered: past the limit, the next frames wait.
-        var commitsInFlight = 0
+        var commitsInFlight: Int32 = 0
         var afterCommits: [(processing: Processing, body: () -> Void)] = []
         /// Requests a second (`--requests-per-second`, `--request-burst`: passed on each take).
         var requests: BucketState
-        var badFramesInARow = 0
-        /// Bytes of the incomplete line as last counted in `Sessions.partialBytes`.
-        var partialCounted = 0
+        var badFramesInARow: Int32 = 0
+        /// Bytes of the incomplete line as last counted in `Sessions.partialBytes` (at most `--max-frame-bytes`).
+        var partialCounted: Int32 = 0
         /// Since when an incomplete line has been held (nil: none).
         var partialSince: UInt64?
         var pumping = false
@@ -204,7 +205,7 @@ final class Connection {
 
     /// Frames may be dispatched now (see the type's comment).
     private var mayDispatch: Bool {
-        inbox.processing == 0 && closingAfterTurn == nil && out.bytes < settings.maxOutputBytes && inbox.commitsInFlight < settings.config.maxCommitsInFlight
+        inbox.processing == 0 && closingAfterTurn == nil && out.bytes < settings.maxOutputBytes && Int(inbox.commitsInFlight) < settings.config.maxCommitsInFlight
     }
 
     /// Dispatches buffered frames, in order, while nothing holds the
@@ -283,7 +284,7 @@ final class Connection {
             }
             return
         }
-        if inbox.commitsInFlight == settings.config.maxCommitsInFlight - 1 { pumpLater() }
+        if Int(inbox.commitsInFlight) == settings.config.maxCommitsInFlight - 1 { pumpLater() }
     }
 
     /// Runs `body` once every edit this connection sent before (submits,

@@ -16,6 +16,8 @@ enum EndOfTurnPhase: String, CaseIterable {
     /// Connections marked `closeAfterTurn` this turn end: their presence leaves,
     /// their groups close, their prompts are cancelled. Closing one may mark others.
     case closeAfterTurn
+    /// Hellos waiting for a place (`HelloGate`) take the places freed this turn.
+    case hellos
     /// Presence that others' edits moved this turn is pushed, and queued for other instances.
     case presenceMoved
     /// The `prompt_state` of users whose edits committed this turn is checked, and pushed where it changed.
@@ -39,12 +41,13 @@ extension Server {
     func endTurn() {
         repeat {
             for phase in endOfTurnOrder { run(phase) }
-        } while sessions.hasMarked  // a write found its peer gone: it ends now, and what its leaving pushed is written
+        } while sessions.hasMarked || helloGate.mayAdmit  // a write found its peer gone: it ends now, and what its leaving pushed is written; or a hello's place was freed after its phase
     }
 
     private func run(_ phase: EndOfTurnPhase) {
         switch phase {
         case .closeAfterTurn: sessions.closeThoseMarked()
+        case .hellos: helloGate.admitWaiting()
         case .presenceMoved: presence.flushMoved()
         case .promptStates: promptStates.checkDue()
         case .output: sessions.flushOutput()

@@ -46,7 +46,7 @@ extension Server {
 
     private func badFrame(_ c: Connection) {
         c.inbox.badFramesInARow += 1
-        if c.inbox.badFramesInARow >= config.maxBadFrames {
+        if Int(c.inbox.badFramesInARow) >= config.maxBadFrames {
             c.close(reason: "bad_frames", retry: false, message: "\(config.maxBadFrames) malformed lines in a row")
         }
     }
@@ -111,7 +111,8 @@ extension Server {
                     message: "too many failed hellos from \(c.address): one try per connection for about \(wait) ms more")
         }
         /// The token named `user`: the session begins (`signed`: with this app token, which expires).
-        func admit(_ user: (id: Int64, name: String), handle: String, signed: AppToken? = nil) {
+        /// `slot`: the hello's place (`HelloGate`), held until its answer is sent.
+        func admit(_ user: (id: Int64, name: String), handle: String, signed: AppToken? = nil, slot: HelloGate.Slot) {
             guard admission.admitUser(c, user.id) else { return }
             let s = Session(connection: c, user: user, handle: handle, client: client, helloAt: wallClockMillis(), locale: Titles.locale(locale), options: options)
             if let signed {
@@ -131,48 +132,53 @@ extension Server {
                     ("protocol", 1), ("shortcuts", .array(items.map { $0.json(locale: s.locale) })),
                 ]))
                 if let launch { self.shortcuts.run(launch, answering: r, s) }
+                withExtendedLifetime(slot) {}
             }
         }
-        if signed, let verifier = tokens {
-            let denialsHeard = signedSessions.denialsHeard
-            checkSignedToken(token, with: verifier) { [unowned self] checked in
-                guard !c.isClosed else { return processing.end() }
-                let t: AppToken
-                switch checked {
-                case let .failed(e): c.fail(r, e); return processing.end()
-                case let .refused(reason): refuse("signed token refused: " + reason.message, reason: reason); return processing.end()
-                case let .accepted(v): t = v
-                }
-                if let claimed, claimed != t.subject {
-                    refuse("`user` is not the token's `sub` (it may be left out)")
-                    return processing.end()
-                }
-                self.store.userForIdentity(issuer: t.issuer ?? "", subject: t.subject, displayName: t.name) { [unowned self] result in
-                    defer { processing.end() }
-                    guard !c.isClosed else { return }
-                    switch result {
-                    case let .failure(e): c.fail(r, e)
-                    case let .success(u):
-                        if u.made { self.logger.info("user made on first sight of a signed token", metadata: ["user": "\(u.name)", "iss": "\(t.issuer ?? "")"]) }
-                        admit((id: u.id, name: u.displayName ?? u.name), handle: u.name, signed: t)
-                        if let s = self.sessions.session(of: c) { self.checkDenialAgain(s, t, ifHeardSince: denialsHeard) }
+        // The token's check and the quick actions' read wait for a place (`HelloGate`).
+        helloGate.enter { [unowned self] slot in
+            guard !c.isClosed else { return processing.end() }
+            if signed, let verifier = tokens {
+                let denialsHeard = signedSessions.denialsHeard
+                checkSignedToken(token, with: verifier) { [unowned self] checked in
+                    guard !c.isClosed else { return processing.end() }
+                    let t: AppToken
+                    switch checked {
+                    case let .failed(e): c.fail(r, e); return processing.end()
+                    case let .refused(reason): refuse("signed token refused: " + reason.message, reason: reason); return processing.end()
+                    case let .accepted(v): t = v
+                    }
+                    if let claimed, claimed != t.subject {
+                        refuse("`user` is not the token's `sub` (it may be left out)")
+                        return processing.end()
+                    }
+                    self.store.userForIdentity(issuer: t.issuer ?? "", subject: t.subject, displayName: t.name) { [unowned self] result in
+                        defer { processing.end() }
+                        guard !c.isClosed else { return }
+                        switch result {
+                        case let .failure(e): c.fail(r, e)
+                        case let .success(u):
+                            if u.made { self.logger.info("user made on first sight of a signed token", metadata: ["user": "\(u.name)", "iss": "\(t.issuer ?? "")"]) }
+                            admit((id: u.id, name: u.displayName ?? u.name), handle: u.name, signed: t, slot: slot)
+                            if let s = self.sessions.session(of: c) { self.checkDenialAgain(s, t, ifHeardSince: denialsHeard) }
+                        }
                     }
                 }
+                return
             }
-            return
-        }
-        store.authenticate(token: token) { [unowned self] result in
-            defer { processing.end() }
-            guard !c.isClosed else { return }
-            switch result {
-            case let .failure(e): c.fail(r, e)
-            case .success(nil):
-                refuse(signed ? "signed tokens are not configured on this server (--jwt-secret-file, --jwks-file)" : "unknown or revoked token")
-            case let .success(user?):
-                if let claimed, !claimed.utf8.elementsEqual(user.name.utf8) {
-                    return refuse("this token belongs to another user")
+            store.authenticate(token: token) { [unowned self] result in
+                defer { processing.end() }
+                guard !c.isClosed else { return }
+                switch result {
+                case let .failure(e): c.fail(r, e)
+                case .success(nil):
+                    refuse(signed ? "signed tokens are not configured on this server (--jwt-secret-file, --jwks-file)" : "unknown or revoked token")
+                case let .success(user?):
+                    if let claimed, !claimed.utf8.elementsEqual(user.name.utf8) {
+                        return refuse("this token belongs to another user")
+                    }
+                    admit(user, handle: user.name, slot: slot)
                 }
-                admit(user, handle: user.name)
             }
         }
     }

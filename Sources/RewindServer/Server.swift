@@ -53,6 +53,8 @@ public final class Server {
     let access: AccessControl
     /// Admission (`Admission.swift`): connections per user and in all, handshakes and failed hellos per address.
     let admission: AdmissionGate
+    /// Hellos being checked at once (`HelloGate.swift`).
+    let helloGate: HelloGate
     /// `share` and `delete_doc` (`Access/SharingRequests.swift`).
     let sharing: SharingRequests
     /// Prompts presented or waiting on some terminal, who holds which, and their answers (`Prompts/PromptCenter.swift`).
@@ -147,6 +149,7 @@ public final class Server {
                                    return (d != nil, !(d?.subscribers.isEmpty ?? true))
                                })
         admission = AdmissionGate(config: config, logger: logger, sessions: sessions, clock: { clock.now })
+        helloGate = HelloGate(limit: config.maxHellosInFlight)
         sharing = SharingRequests(store: store, access: access, config: config, logger: logger, clock: { clock.now })
         prompts = PromptCenter(sessions: sessions, store: store, logger: logger, instance: instance,
                                ttl: config.promptTTLSeconds, clock: { clock.now })

@@ -38,6 +38,8 @@ public struct ServerConfig: Sendable {
     public var maxConnectionsPerUser = 256
     /// Connections from one address that have not said `hello` yet.
     public var maxHandshakesPerAddress = 128
+    /// Hellos between their token's check and their answer at once (`HelloGate`); the others wait their turn.
+    public var maxHellosInFlight = 128
     /// Peers (load balancers) whose connections start with a PROXY protocol
     /// header naming the client: its address then counts for the per-address limits and logs.
     public var proxyProtocolFrom: Set<String> = []

@@ -101,8 +101,9 @@ final class Sessions {
 
     /// Keeps the count of bytes held in incomplete lines; whether it is now past `limit`.
     func partialLineChanged(_ c: Connection, to bytes: Int, limit: Int) -> Bool {
-        partialBytes += bytes - c.inbox.partialCounted
-        c.inbox.partialCounted = bytes
+        let counted = Int32(clamping: bytes)  // a line is bounded by --max-frame-bytes, far below 2 GiB
+        partialBytes += Int(counted) - Int(c.inbox.partialCounted)
+        c.inbox.partialCounted = counted
         return bytes > 0 && partialBytes > limit
     }
 

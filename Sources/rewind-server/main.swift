@@ -57,6 +57,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Connections from one address that have not said hello yet.")
     var maxHandshakesPerAddress: Int = defaults.maxHandshakesPerAddress
 
+    @Option(help: "Hellos checked at once (their token's lookup and their quick actions' read); the others wait their turn, so a reconnect storm does not send every query to PostgreSQL at once.")
+    var maxHellosInFlight: Int = defaults.maxHellosInFlight
+
     @Option(help: "Load balancers (IP addresses, comma-separated) whose connections begin with a PROXY protocol header (v1 or v2; HAProxy send-proxy-v2): the client's address it names counts for the per-address limits and logs. Connections from other addresses send none.")
     var proxyProtocolFrom: String = ""
 
@@ -184,7 +187,7 @@ struct RewindServerCommand: ParsableCommand {
         guard (1...16).contains(batchesInFlight) else { throw ValidationError("--batches-in-flight must be 1 to 16") }
         guard dbTimeout > 0 else { throw ValidationError("--db-timeout must be positive") }
         guard idleTimeout > 0, handshakeTimeout > 0, maxPartialBytes > 0, maxOutputBytes > 0, maxConnections > 0, slowTimeout > 0, maxConnectionsPerUser > 0,
-              maxHandshakesPerAddress > 0, requestsPerSecond > 0, closeGrace > 0 else { throw ValidationError("limits must be positive") }
+              maxHandshakesPerAddress > 0, maxHellosInFlight > 0, requestsPerSecond > 0, closeGrace > 0 else { throw ValidationError("limits must be positive") }
     }
 
     func run() throws {
@@ -244,6 +247,7 @@ struct RewindServerCommand: ParsableCommand {
         config.closeGraceMs = UInt64(closeGrace) * 1000
         config.maxConnectionsPerUser = maxConnectionsPerUser
         config.maxHandshakesPerAddress = maxHandshakesPerAddress
+        config.maxHellosInFlight = maxHellosInFlight
         config.proxyProtocolFrom = Set(proxyProtocolFrom.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty })
         config.requestsPerSecond = Double(requestsPerSecond)
         config.requestBurst = 2 * Double(requestsPerSecond)

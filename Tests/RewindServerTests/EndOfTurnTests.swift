@@ -28,7 +28,7 @@ final class EndOfTurnTests: XCTestCase {
     }
 
     func testWhatAPhaseQueuesGoesOutInTheSameTurnBecauseOutputComesAfterIt() throws {
-        XCTAssertEqual(EndOfTurnPhase.allCases, [.closeAfterTurn, .presenceMoved, .promptStates, .output, .quickActions, .clusterNotices, .commits])
+        XCTAssertEqual(EndOfTurnPhase.allCases, [.closeAfterTurn, .hellos, .presenceMoved, .promptStates, .output, .quickActions, .clusterNotices, .commits])
         let inOrder = try promptStateWithTheReply(order: EndOfTurnPhase.allCases)
         XCTAssertTrue(inOrder.withReply, "prompt_state written in the turn that answered the submit")
 

@@ -1,4 +1,3 @@
-import Glibc
 import RewindCore
 @testable import RewindServer
 import XCTest
@@ -9,18 +8,18 @@ import XCTest
 /// growing back unnoticed).
 final class IdleFootprintTests: XCTestCase {
     /// The connection and its session each fit the allocator's size class
-    /// they were brought down to (256 and 128 bytes; glibc's usable size for
-    /// those requests is 8 more), and nothing else was made for it: no
-    /// output array kept after its reply was written, no room for a close
-    /// or a refusal it never had.
+    /// they were brought down to (256 and 128 bytes: one byte more costs 64
+    /// and 32 with jemalloc), and nothing else was made for it: no output
+    /// array kept after its reply was written, no room for a close or a
+    /// refusal it never had.
     func testAnIdleTerminalHoldsOnlyItsConnectionAndSession() throws {
         let s = try SteppedServer()
         let alice = try s.terminal("alice", client: "idle-terminal-with-a-long-client-id")
         let session = try XCTUnwrap(s.server.sessions.sessions(ofUser: 1).first { $0.client == "idle-terminal-with-a-long-client-id" })
         let c = session.connection
         try s.turn(until: { !c.out.isDirty && c.out.bytes == 0 }, "the hello's reply to be written")
-        XCTAssertLessThanOrEqual(usableSize(c), 264, "Connection grew past the 256-byte size class")
-        XCTAssertLessThanOrEqual(usableSize(session), 136, "Session grew past the 128-byte size class")
+        XCTAssertLessThanOrEqual(instanceSize(Connection.self), 256, "Connection grew past the 256-byte size class")
+        XCTAssertLessThanOrEqual(instanceSize(Session.self), 128, "Session grew past the 128-byte size class")
         XCTAssertEqual(c.out.queue.capacity, 0, "an idle terminal keeps no output array")
         XCTAssertFalse(c.holdsRareState)
         XCTAssertTrue(c.label.hasPrefix("alice/idle-terminal-with-a-long-client-id@127.0.0.1:"), c.label)
@@ -50,10 +49,9 @@ final class IdleFootprintTests: XCTestCase {
         try s.turn(until: { connection == nil && session == nil }, "bob's connection and session to be freed")
     }
 
-    /// What the allocator gave the object (Glibc's module map leaves `malloc.h` out: looked up by name).
-    private func usableSize(_ object: AnyObject) -> Int {
-        typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
-        guard let symbol = dlsym(nil, "malloc_usable_size") else { return 0 }
-        return unsafeBitCast(symbol, to: UsableSize.self)(Unmanaged.passUnretained(object).toOpaque())
-    }
+    /// The bytes an instance of `type` asks the allocator for (the Swift runtime's own figure).
+    private func instanceSize(_ type: AnyClass) -> Int { Int(swiftClassInstanceExtents(type).positive) }
 }
+
+@_silgen_name("_swift_getSwiftClassInstanceExtents")
+private func swiftClassInstanceExtents(_ type: AnyClass) -> (negative: UInt, positive: UInt)

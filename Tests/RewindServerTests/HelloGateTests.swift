@@ -1,0 +1,67 @@
+import RewindCore
+@testable import RewindServer
+import XCTest
+
+/// At most `limit` hellos are checked at once; the rest wait their turn, in
+/// order, and a storm leaves no queue behind.
+final class HelloGateTests: XCTestCase {
+    func testHellosPastTheLimitWaitTheirTurnInOrder() {
+        let gate = HelloGate(limit: 2)
+        var started: [Int] = []
+        var slots: [Int: HelloGate.Slot] = [:]
+        for i in 0..<5 { gate.enter { slot in started.append(i); slots[i] = slot } }
+        XCTAssertEqual(started, [0, 1])
+        XCTAssertEqual(gate.queued, 3)
+        slots[1] = nil  // hello 1 answered
+        XCTAssertEqual(started, [0, 1], "a place is given at the end of the loop turn, not from inside what freed it")
+        XCTAssertTrue(gate.mayAdmit)
+        gate.admitWaiting()
+        XCTAssertEqual(started, [0, 1, 2])
+        slots[0] = nil
+        slots[2] = nil
+        gate.admitWaiting()
+        XCTAssertEqual(started, [0, 1, 2, 3, 4])
+        XCTAssertFalse(gate.mayAdmit)
+        XCTAssertEqual(gate.queued, 0)
+        XCTAssertEqual(gate.inFlight, 2)
+        slots = [:]
+        XCTAssertEqual(gate.inFlight, 0)
+    }
+
+    /// A storm whose terminals all left while waiting: each gives its place
+    /// back at once, and the queue drains in a loop, not a recursion as deep
+    /// as the storm (which would overflow the stack).
+    func testAQueueOfHellosThatEndAtOnceDrainsWithoutRecursion() {
+        let gate = HelloGate(limit: 1)
+        var first: HelloGate.Slot?
+        gate.enter { first = $0 }
+        var ran = 0
+        for _ in 0..<200_000 { gate.enter { _ in ran += 1 } }
+        XCTAssertEqual(ran, 0)
+        first = nil
+        gate.admitWaiting()
+        XCTAssertEqual(ran, 200_000)
+        XCTAssertEqual(gate.inFlight, 0)
+        XCTAssertEqual(gate.queued, 0)
+        _ = first
+    }
+
+    /// Through a real server allowing one hello at a time: three terminals
+    /// saying hello at once are all answered, and one that leaves while it
+    /// waits does not hold up the one behind it.
+    func testOneHelloAtATimeStillAnswersEveryTerminal() throws {
+        let s = try SteppedServer(users: ["alice", "bob", "carol"]) { $0.maxHellosInFlight = 1 }
+        let terminals = try ["alice", "bob", "carol"].map { _ in try s.connect() }
+        let gone = try s.connect()
+        let ids = zip(["alice", "bob", "carol"], terminals).map { user, t in
+            t.pipeline([("hello", [("token", .string(s.tokens[user]!)), ("client", .string("c-\(user)"))])])[0]
+        }
+        _ = gone.pipeline([("hello", [("token", .string(s.tokens["alice"]!)), ("client", "gone")])])
+        gone.leave()
+        for (t, id) in zip(terminals, ids) {
+            let reply = try t.reply(to: id)
+            XCTAssertTrue(reply.isOK, "\(reply)")
+        }
+        try s.turn(until: { s.server.helloGate.inFlight == 0 && s.server.helloGate.queued == 0 }, "the gate to empty")
+    }
+}
