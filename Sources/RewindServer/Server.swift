@@ -260,7 +260,7 @@ public final class Server {
                                                              "keys": "\(verifier.kids.count)"])
         }
         if let address = config.metricsAddress {
-            let health = HealthCheck(store: store, notifications: notifications, sessions: sessions, documents: documents, metrics: metrics,
+            let health = HealthCheck(store: store, notifications: notifications, sessions: sessions, helloGate: helloGate, documents: documents, metrics: metrics,
                                      loop: loop, statementTimeoutMs: config.databaseTimeouts.statementMs,
                                      shuttingDown: { [unowned self] in self.shuttingDown })
             let endpoint = MetricsEndpoint(loop: loop, logger: logger, metricsText: health.metricsText, checkHealth: health.check)

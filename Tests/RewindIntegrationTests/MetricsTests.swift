@@ -34,6 +34,8 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(after.delta(before, "rewind_request_errors_total", ["type": "other", "code": "bad_request"]), 1)
         XCTAssertEqual(after.delta(before, "rewind_request_errors_total", ["type": "submit", "code": "not_found"]), 0)
         XCTAssertEqual(after["rewind_connections"], 2, "alice and bob (the scrape is not a terminal)")
+        XCTAssertEqual(after["rewind_hellos_checking"], 0, "both hellos answered: their places given back")
+        XCTAssertEqual(after["rewind_hellos_waiting"], 0)
         XCTAssertEqual(after["rewind_documents_loaded"], 1)
         XCTAssertEqual(after["rewind_document_terminals"], 2)
         // Six events (five submits, one undo), each pushed to bob at least.

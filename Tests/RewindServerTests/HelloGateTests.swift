@@ -65,3 +65,17 @@ final class HelloGateTests: XCTestCase {
         try s.turn(until: { s.server.helloGate.inFlight == 0 && s.server.helloGate.queued == 0 }, "the gate to empty")
     }
 }
+
+/// The gate's two gauges, as a scrape shows them (the server passes the gate's counts in each scrape).
+final class HelloGateMetricsTests: XCTestCase {
+    func testAStormShowsInTheHelloGauges() {
+        let metrics = ServerMetrics(version: "test")
+        let text = String(decoding: metrics.render(.init(connections: 3, hellosChecking: 1, hellosWaiting: 2, documentsLoaded: 0, documentTerminals: 0,
+                                                         reconnects: 0, outages: 0, unavailableSeconds: 0, leftReadOnly: 0)), as: UTF8.self)
+        func value(_ name: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
+        }
+        XCTAssertEqual(value("rewind_hellos_checking"), 1, text)
+        XCTAssertEqual(value("rewind_hellos_waiting"), 2, text)
+    }
+}

@@ -6,6 +6,7 @@ struct HealthCheck {
     let store: EventStore
     let notifications: Notifications
     let sessions: Sessions
+    let helloGate: HelloGate
     let documents: Documents
     let metrics: ServerMetrics?
     let loop: EventLoop
@@ -18,7 +19,8 @@ struct HealthCheck {
         let loaded = documents.all
         var terminals = 0
         for d in loaded { terminals += d.subscribers.count }
-        return metrics.render(.init(connections: sessions.count, documentsLoaded: loaded.count, documentTerminals: terminals,
+        return metrics.render(.init(connections: sessions.count, hellosChecking: helloGate.inFlight, hellosWaiting: helloGate.queued,
+                                    documentsLoaded: loaded.count, documentTerminals: terminals,
                                     reconnects: store.reconnects + notifications.reconnects,
                                     outages: store.outages, unavailableSeconds: store.unavailableSeconds,
                                     leftReadOnly: store.leftReadOnly + notifications.leftReadOnly))

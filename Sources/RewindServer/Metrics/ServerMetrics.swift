@@ -23,6 +23,7 @@ final class ServerMetrics {
     private var published = LoopCounts()
 
     private let connections: any RecorderHandler
+    private let hellos: (checking: any RecorderHandler, waiting: any RecorderHandler)
     private let documentsLoaded: any RecorderHandler
     private let documentTerminals: any RecorderHandler
     private let deliveries: any CounterHandler
@@ -57,6 +58,8 @@ final class ServerMetrics {
                                    .seconds(1), .milliseconds(2_500), .seconds(5), .seconds(10)]
         r.makeGauge(descriptor: named("rewind_build_info", "The server's version (always 1)."), labels: [("version", version)]).set(1.0)
         connections = r.makeGauge(descriptor: named("rewind_connections", "Terminals connected now (TCP and WebSocket)."))
+        hellos = (r.makeGauge(descriptor: named("rewind_hellos_checking", "Hellos between their token's check and their answer now (at most --max-hellos-in-flight).")),
+                  r.makeGauge(descriptor: named("rewind_hellos_waiting", "Hellos waiting for a place to be checked (--max-hellos-in-flight reached: a reconnect storm).")))
         documentsLoaded = r.makeGauge(descriptor: named("rewind_documents_loaded", "Documents held in memory now."))
         documentTerminals = r.makeGauge(descriptor: named("rewind_document_terminals", "Open documents summed over terminals (a terminal with two open counts twice)."))
         deliveries = r.makeCounter(descriptor: named("rewind_fanout_deliveries_total", "Pushes queued to terminals (one push to N terminals counts N)."))
@@ -118,6 +121,8 @@ final class ServerMetrics {
     /// What the server knows at the moment of a scrape.
     struct Snapshot {
         var connections: Int
+        var hellosChecking = 0
+        var hellosWaiting = 0
         var documentsLoaded: Int
         var documentTerminals: Int
         var reconnects: Int
@@ -137,6 +142,8 @@ final class ServerMetrics {
 
     private func publish(_ now: Snapshot) {
         connections.record(Int64(now.connections))
+        hellos.checking.record(Int64(now.hellosChecking))
+        hellos.waiting.record(Int64(now.hellosWaiting))
         documentsLoaded.record(Int64(now.documentsLoaded))
         documentTerminals.record(Int64(now.documentTerminals))
         add(now.reconnects - reconnectsPublished, to: reconnects)
