@@ -166,7 +166,7 @@ extension Server {
                 }
                 return
             }
-            store.authenticate(token: token) { [unowned self] result in
+            store.authenticate(token: token) { result in
                 defer { processing.end() }
                 guard !c.isClosed else { return }
                 switch result {
