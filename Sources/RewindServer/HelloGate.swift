@@ -14,7 +14,9 @@
 final class HelloGate {
     let limit: Int
     private(set) var inFlight = 0
-    private var waiting: [(Slot) -> Void] = []
+    /// Hellos waiting, oldest at `next`; a taken one is cleared at once (what
+    /// its closure holds, a connection and its request, goes with it).
+    private var waiting: [((Slot) -> Void)?] = []
     private var next = 0
 
     init(limit: Int) { self.limit = max(1, limit) }
@@ -47,10 +49,14 @@ final class HelloGate {
         admitting = true
         defer { admitting = false }
         while inFlight < limit && next < waiting.count {
-            let body = waiting[next]
+            let body = waiting[next]!
+            waiting[next] = nil
             next += 1
             if next == waiting.count {
                 waiting.removeAll(keepingCapacity: false)  // a storm's queue is not kept
+                next = 0
+            } else if next >= 1024 && next * 2 >= waiting.count {
+                waiting.removeFirst(next)  // a backlog that never empties does not grow by what it took
                 next = 0
             }
             inFlight += 1

@@ -46,6 +46,32 @@ final class HelloGateTests: XCTestCase {
         _ = first
     }
 
+    /// A hello taken from the queue is let go at once: what its closure
+    /// holds is freed when the hello is done, not when the queue empties
+    /// (a backlog that never drains would otherwise keep every hello it took).
+    func testATakenHelloIsNotKeptByTheQueue() {
+        final class Held {}
+        let gate = HelloGate(limit: 1)
+        var first: HelloGate.Slot?
+        gate.enter { first = $0 }
+        weak var taken: Held?
+        do {
+            let held = Held()
+            taken = held
+            gate.enter { _ in withExtendedLifetime(held) {} }
+        }
+        var second: HelloGate.Slot?
+        gate.enter { second = $0 }  // takes the place after it, and keeps it
+        gate.enter { _ in }  // so this one stays waiting: the queue does not empty
+        first = nil
+        gate.admitWaiting()
+        XCTAssertNotNil(second)
+        XCTAssertEqual(gate.queued, 1)
+        XCTAssertNil(taken, "the taken hello's closure was released while others still wait")
+        _ = first
+        withExtendedLifetime(gate) { second = nil }  // a slot gives its place back to a gate still there
+    }
+
     /// Through a real server allowing one hello at a time: three terminals
     /// saying hello at once are all answered, and one that leaves while it
     /// waits does not hold up the one behind it.
