@@ -157,33 +157,6 @@ END $$;
 
 
 --
--- Name: rewind_note_editors(); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.rewind_note_editors() RETURNS trigger
-    LANGUAGE plpgsql
-    SET enable_seqscan TO 'off'
-    AS $$
-DECLARE
-    r record;
-BEGIN
-    FOR r IN
-        INSERT INTO document_editors AS e (doc, user_id, last_edit)
-        SELECT n.doc, n.user_id, max(n.time) FROM new_rows n
-        WHERE n.entry = 'event' AND NOT EXISTS (
-            SELECT 1 FROM document_editors x
-            WHERE x.doc = n.doc AND x.user_id = n.user_id AND x.last_edit > n.time - interval '5 seconds')
-        GROUP BY n.doc, n.user_id ORDER BY n.doc, n.user_id
-        ON CONFLICT (doc, user_id) DO UPDATE SET last_edit = greatest(e.last_edit, EXCLUDED.last_edit)
-        RETURNING e.doc, e.user_id
-    LOOP
-        PERFORM pg_notify('rewind_editors', r.user_id || ' ' || r.doc);
-    END LOOP;
-    RETURN NULL;
-END $$;
-
-
---
 -- Name: rewind_notify_access(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1051,13 +1024,6 @@ CREATE TRIGGER log_gapless AFTER INSERT ON public.log REFERENCING NEW TABLE AS n
 --
 
 CREATE TRIGGER log_no_truncate BEFORE TRUNCATE ON public.log FOR EACH STATEMENT EXECUTE FUNCTION public.rewind_refuse_change();
-
-
---
--- Name: log log_note_editors; Type: TRIGGER; Schema: public; Owner: -
---
-
-CREATE TRIGGER log_note_editors AFTER INSERT ON public.log REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rewind_note_editors();
 
 
 --

@@ -69,8 +69,14 @@ public final class EventStore {
         var docsInFlight: [String: Int] = [:]
         /// Something queued follows entries of its document that are in flight.
         var queuedBehindInFlight = false
+        /// The editors this writer noted in the last 5 seconds (schema/025).
+        var editorNotes = EditorNotes()
         init(_ c: PipelineConnection) { connection = c }
     }
+
+    /// The statement each writer prepares and sends its batches with
+    /// (`LogRows.appendSQL`; `rewind admin statement`, for scripts/bench/pgwork).
+    public static var appendStatement: String { LogRows.appendSQL }
 
     /// Reads, accounts and roles.
     public let connection: PipelineConnection
@@ -232,7 +238,7 @@ public final class EventStore {
         }
         if w.queued.isEmpty { w.queuedBehindInFlight = false }
         w.batchesInFlight += 1
-        let claims = Self.claims(&taken)
+        let claims = Self.claims(&taken, noting: &w.editorNotes)
         let batch = taken  // the appends to answer; their rows are in `claims` now
         for c in claims { w.docsInFlight[c.doc, default: 0] += 1 }
         func answered() {
@@ -282,8 +288,9 @@ public final class EventStore {
     public private(set) var repeatsLookedUp = 0
 
     /// Documents of a batch in order of first appearance, each with its rows
-    /// in order: the rows are moved out of the batch into them.
-    private static func claims(_ batch: inout [PendingAppend]) -> [LogRows.Claim] {
+    /// in order: the rows are moved out of the batch into them. Each with
+    /// the users whose edits of it are due to be noted as its editors.
+    private static func claims(_ batch: inout [PendingAppend], noting notes: inout EditorNotes) -> [LogRows.Claim] {
         // Sized once (growing both from empty was ~600 instructions a row), and
         // a busy document's rows, which come one after another, found without hashing.
         var index: [String: Int] = [:]
@@ -292,15 +299,18 @@ public final class EventStore {
         claims.reserveCapacity(batch.count)
         for i in batch.indices {
             let row = batch[i].row.take()!
+            let noted = batch[i].isEvent && notes.take(doc: batch[i].doc, user: row.userID, timeMs: row.time)
             let c: Int?
             if let last = claims.indices.last, claims[last].doc == batch[i].doc { c = last } else { c = index[batch[i].doc] }
             if let c {
+                if noted { claims[c].editors.append((user: row.userID, timeMs: row.time)) }
                 claims[c].rows.append(row)
                 if batch[i].checkDuplicates { claims[c].checkDuplicates = true }
             } else {
                 index[batch[i].doc] = claims.count
                 claims.append(LogRows.Claim(doc: batch[i].doc, expectedSeq: batch[i].seq - 1, expectedHash: batch[i].after, rows: [row],
-                                            checkDuplicates: batch[i].checkDuplicates))
+                                            checkDuplicates: batch[i].checkDuplicates,
+                                            editors: noted ? [(user: row.userID, timeMs: row.time)] : []))
             }
         }
         return claims

@@ -255,6 +255,9 @@ enum LogRows {
         /// cannot tell a new one from a repeat it has forgotten, or the
         /// unique indexes refused the batch (`appendCheckedSQL`).
         var checkDuplicates = false
+        /// Users whose edits of `doc` in this batch its writer notes in
+        /// `document_editors` (`EditorNotes`), with the time of their edit.
+        var editors: [(user: Int64, timeMs: Int64)] = []
     }
 
     /// Appends the entries of many documents in one statement: each
@@ -280,6 +283,9 @@ enum LogRows {
     /// batch's arrays (`WITH ORDINALITY`), which hold each document's rows
     /// together and in `seq` order (`append(_:)`), so that a document's
     /// positions grow with its seq without a sort — one INSERT a transaction.
+    ///
+    /// `$26`–`$28`: the editors the writer notes with this batch (`notedSQL`,
+    /// schema/025), usually none.
     static let appendSQL = """
         WITH rows AS (
             SELECT * FROM unnest($7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::bigint[], $13::text[],
@@ -296,9 +302,30 @@ enum LogRows {
                    r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash,
                    ((pg_current_xact_id()::text::bigint + (SELECT base FROM log_position_base)) << 20) | r.rank
             FROM rows r WHERE r.doc IN (SELECT claim.doc FROM claim WHERE claim.claimed)
+        ), noted AS (
+            \(notedSQL(claimed: "SELECT claim.doc FROM claim WHERE claim.claimed", from: 26))
         )
         SELECT claim.doc, claim.claimed, claim.seq, NULL::bigint, NULL::text FROM claim
         """
+
+    /// The editors a batch notes (schema/025): arrays `$from` (doc),
+    /// `$from+1` (user) and `$from+2` (time, ms) — one row per pair at most
+    /// (`EditorNotes`; `DISTINCT ON` keeps the latest should a batch ever hold
+    /// two) — of documents `claimed` lists, upserted in (doc, user) order so
+    /// that two instances noting the same pairs cannot deadlock, `last_edit`
+    /// never moved back, each row written announced on `rewind_editors`.
+    /// Its RETURNING runs with the statement, whether or not it is read.
+    static func notedSQL(claimed: String, from n: Int) -> String {
+        """
+        INSERT INTO document_editors AS e (doc, user_id, last_edit)
+            SELECT DISTINCT ON (x.doc, x.user_id) x.doc, x.user_id, 'epoch'::timestamptz + x.time_ms * interval '1 millisecond'
+            FROM unnest($\(n)::text[], $\(n + 1)::bigint[], $\(n + 2)::bigint[]) AS x(doc, user_id, time_ms)
+            WHERE x.doc IN (\(claimed))
+            ORDER BY x.doc, x.user_id, x.time_ms DESC
+            ON CONFLICT (doc, user_id) DO UPDATE SET last_edit = greatest(e.last_edit, EXCLUDED.last_edit)
+            RETURNING pg_notify('rewind_editors', e.user_id || ' ' || e.doc)
+        """
+    }
 
     /// What a writer's session is set to, on every (re)connect: the append
     /// statement keeps its generic plan (without this PostgreSQL judged it
@@ -327,7 +354,7 @@ enum LogRows {
         WITH rows AS (
             SELECT * FROM unnest($7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::bigint[], $13::text[],
                                  $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[],
-                                 $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[], $26::bool[]) WITH ORDINALITY
+                                 $21::text[], $22::text[], $23::text[], $24::bigint[], $25::bytea[], $29::bool[]) WITH ORDINALITY
                 AS r(doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops, inverse,
                      refers, meta, time_ms, hash, check_dup, rank)
         ), dup AS (
@@ -355,6 +382,8 @@ enum LogRows {
                    r.base, r.ops, r.inverse, r.refers, r.meta, 'epoch'::timestamptz + r.time_ms * interval '1 millisecond', r.hash,
                    ((pg_current_xact_id()::text::bigint + (SELECT base FROM log_position_base)) << 20) | r.rank
             FROM rows r WHERE r.doc IN (SELECT id FROM claim)
+        ), noted AS (
+            \(notedSQL(claimed: "SELECT id FROM claim", from: 26))
         )
         SELECT c.doc, c.doc IN (SELECT id FROM claim), d.seq, NULL::bigint, NULL::text
         FROM unnest($1::text[]) AS c(doc) LEFT JOIN documents d ON d.id = c.doc
@@ -383,6 +412,7 @@ enum LogRows {
         var action = BinaryArray(.text), tx = BinaryArray(.text), digest = BinaryArray(.text), base = BinaryArray(.int8)
         var ops = BinaryArray(.text, capacity: n * 64), inverse = BinaryArray(.text, capacity: n * 64), refers = BinaryArray(.text)
         var meta = BinaryArray(.text), time = BinaryArray(.int8), hash = BinaryArray(.bytea, capacity: n * 36)
+        var eDoc = BinaryArray(.text), eUser = BinaryArray(.int8), eTime = BinaryArray(.int8)
         var check = [UInt8]()
         if lookup { check.reserveCapacity(n * 5) }
         var checkCount = 0
@@ -399,6 +429,7 @@ enum LogRows {
                 cSeq.append(rows[last].seq)
                 cVersion.append(rows[last].version)
                 cHash.append(bytes: rows[last].hash)
+                for e in c.editors { eDoc.append(c.doc); eUser.append(e.user); eTime.append(e.timeMs) }
                 for i in rows.indices {
                     doc.append(rows[i].doc); seq.append(rows[i].seq); version.append(rows[i].version); entry.append(rows[i].entry)
                     id.append(uuid: rows[i].id); user.append(rows[i].userID); client.append(rows[i].client); kind.append(rows[i].kind)
@@ -416,7 +447,7 @@ enum LogRows {
         let arrays = [cDoc.finish(), cExpected.finish(), cExpectedHash.finish(), cSeq.finish(), cVersion.finish(), cHash.finish(),
                       doc.finish(), seq.finish(), version.finish(), entry.finish(), id.finish(), user.finish(), client.finish(), kind.finish(),
                       grp.finish(), action.finish(), tx.finish(), digest.finish(), base.finish(), ops.finish(), inverse.finish(),
-                      refers.finish(), meta.finish(), time.finish(), hash.finish()]
+                      refers.finish(), meta.finish(), time.finish(), hash.finish(), eDoc.finish(), eUser.finish(), eTime.finish()]
         guard lookup else {
             var s = PipelineConnection.Statement(appendSQL, values: arrays.map { .binary($0) })
             s.prepared = appendName

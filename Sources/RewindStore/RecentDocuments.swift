@@ -1,7 +1,7 @@
 import RewindCore
 
 /// The documents a user edited most recently, for quick actions: read from
-/// `document_editors` (kept by a trigger on the log, schema/010), so a `hello`
+/// `document_editors` (kept by the statements that append, schema/010 and 025), so a `hello`
 /// costs one indexed query, not a scan of the log. Documents the user can no
 /// longer read are left out.
 extension EventStore {

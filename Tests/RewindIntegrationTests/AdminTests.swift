@@ -92,6 +92,14 @@ final class AdminTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: second)), try Data(contentsOf: URL(fileURLWithPath: first)), "byte-identical")
         XCTAssertEqual(try runAdmin(target, ["verify", "d"]).status, 0)
         try assertSameAtEveryVersion(f.db, "d", target, "d")
+        // Its editors are noted as the server's writers note them (schema/025), at their last edit.
+        let editors = "SELECT u.name, e.last_edit FROM document_editors e JOIN users u ON u.id = e.user_id WHERE e.doc = 'd' ORDER BY 1"
+        let lastEdits = """
+            SELECT u.name, max(l.time) FROM log l JOIN users u ON u.id = l.user_id
+            WHERE l.doc = 'd' AND l.entry = 'event' GROUP BY 1 ORDER BY 1
+            """
+        XCTAssertFalse(try target.db.query(editors).values.isEmpty)
+        XCTAssertEqual(try target.db.query(editors).values, try target.db.query(lastEdits).values)
 
         // A server on the copy serves it: bob (an editor there too) edits on top.
         let server = try ServerProcess(database: target)

@@ -212,7 +212,7 @@ final class PlanStabilityTests: XCTestCase {
         return "EXECUTE checked(\(one), ARRAY[\(seq - 1)::bigint], ARRAY[\(zero)], ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY[\(zero)], "
             + "\(one), ARRAY[\(seq)::bigint], ARRAY[\(seq)::bigint], ARRAY['event'], ARRAY[gen_random_uuid()], ARRAY[\(user)::bigint], ARRAY['c'], "
             + "ARRAY['edit'], ARRAY['g'], ARRAY[NULL::text], ARRAY['\(tx)'], ARRAY['d'], ARRAY[\(seq - 1)::bigint], ARRAY['[]'], ARRAY['[]'], "
-            + "ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[0::bigint], ARRAY[\(zero)], ARRAY[true])"
+            + "ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[0::bigint], ARRAY[\(zero)], ARRAY[]::text[], ARRAY[]::bigint[], ARRAY[]::bigint[], ARRAY[true])"
     }
 
     /// Rows straight into `log`, past the append path's triggers (only their

@@ -86,6 +86,25 @@ final class QuickActionTests: XCTestCase {
         XCTAssertEqual(titles(bobItems), ["New Document"])
     }
 
+    /// The writers note editors themselves (schema/025, no trigger on the
+    /// log): an edit on one instance is announced to the user's terminals on
+    /// another, and typing on within 5 seconds writes no row again.
+    func testTheAppendNotesItsEditorOnceInFiveSecondsAndEveryInstanceHearsIt() throws {
+        let f = try Fixture()
+        let other = try ServerProcess(database: f.db)
+        let phone = try Terminal(port: other.port)
+        try phone.hello("alice", f.db, client: "phone")
+        try f.alice.submit("d", tx: "a1", base: 0, [typed])
+        XCTAssertEqual(titles(try phone.push("shortcuts")["items"]), ["New Document", "d"], "the other instance heard rewind_editors")
+        let row = "SELECT xmin::text, last_edit FROM document_editors WHERE doc = 'd'"
+        let noted = try f.db.db.query(row)
+        XCTAssertEqual(noted.count, 1)
+        for i in 2...4 {
+            try f.alice.submit("d", tx: "a\(i)", base: Int64(i - 1), [["op": "insert", "node": "t", "pos": 0, "text": "x"]])
+        }
+        XCTAssertEqual(try f.db.db.query(row).values, noted.values, "typing on within 5 s rewrites nothing")
+    }
+
     func testTheShortcutRequestRunsNewDocumentAndOpenDocument() throws {
         let f = try Fixture()
         let made = try f.alice.request("shortcut", [("shortcut", ["type": "new_document", "info": ["title": "Notes"]])])

@@ -17,7 +17,7 @@ import RewindStore
 ///   instance that serves a terminal is the only one that moves its caret
 ///   through edits, so every instance shows the same position.
 /// - `rewind_access`: roles and tokens (`AccessControl`).
-/// - `rewind_editors` (sent by a trigger on the log): "<user> <doc>", who
+/// - `rewind_editors` (sent by the writers' append statements): "<user> <doc>", who
 ///   edited what, for quick actions (`QuickActions`).
 ///
 /// Liveness: an instance is alive while it holds its lock (`Notifications`).
