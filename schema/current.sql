@@ -33,7 +33,7 @@ BEGIN
     ), up AS (
         UPDATE documents d SET seq = c.last_seq, head = c.last_version, head_hash = c.last_hash
         FROM c WHERE d.id = c.doc AND d.seq = c.expected AND d.head_hash = c.expected_hash
-        RETURNING d.id
+        RETURNING d.id, pg_notify('rewind_log', d.seq || ' ' || d.head || ' ' || d.id)
     )
     SELECT c.doc, c.doc IN (SELECT up.id FROM up), d.seq FROM c LEFT JOIN documents d ON d.id = c.doc;
 END $$;
@@ -189,25 +189,6 @@ CREATE FUNCTION public.rewind_notify_document_deleted() RETURNS trigger
     AS $$
 BEGIN
     PERFORM pg_notify('rewind_access', 'doc:' || NEW.id);
-    RETURN NULL;
-END $$;
-
-
---
--- Name: rewind_notify_log(); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.rewind_notify_log() RETURNS trigger
-    LANGUAGE plpgsql
-    SET enable_nestloop TO 'off'
-    SET enable_hashjoin TO 'on'
-    SET enable_mergejoin TO 'on'
-    SET jit TO 'off'
-    AS $$
-BEGIN
-    PERFORM pg_notify('rewind_log', n.seq || ' ' || n.head || ' ' || n.id)
-    FROM new_docs n JOIN old_docs o ON o.id = n.id
-    WHERE n.seq IS DISTINCT FROM o.seq;
     RETURN NULL;
 END $$;
 
@@ -996,13 +977,6 @@ CREATE TRIGGER access_notify AFTER INSERT OR DELETE OR UPDATE ON public.access F
 --
 
 CREATE TRIGGER documents_deleted AFTER UPDATE OF deleted_at ON public.documents FOR EACH ROW WHEN ((old.deleted_at IS DISTINCT FROM new.deleted_at)) EXECUTE FUNCTION public.rewind_notify_document_deleted();
-
-
---
--- Name: documents documents_notify_log; Type: TRIGGER; Schema: public; Owner: -
---
-
-CREATE TRIGGER documents_notify_log AFTER UPDATE ON public.documents REFERENCING OLD TABLE AS old_docs NEW TABLE AS new_docs FOR EACH STATEMENT EXECUTE FUNCTION public.rewind_notify_log();
 
 
 --

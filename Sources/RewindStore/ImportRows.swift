@@ -14,7 +14,7 @@ enum ImportRows {
         WITH claim AS (
             UPDATE documents SET seq = $2, head = $3, head_hash = $4
             WHERE id = $1 AND seq = $5 AND head_hash = $6
-            RETURNING id
+            RETURNING id, pg_notify('rewind_log', seq || ' ' || head || ' ' || id)
         ), rows AS (
             SELECT * FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::uuid[], $11::bigint[], $12::text[], $13::text[], $14::text[],
                                  $15::text[], $16::text[], $17::text[], $18::bigint[], $19::text[], $20::text[], $21::text[], $22::text[],

@@ -374,7 +374,7 @@ enum LogRows {
                 AS c(doc, expected, expected_hash, last_seq, last_version, last_hash)
             WHERE d.id = c.doc AND d.seq = c.expected AND d.head_hash = c.expected_hash
               AND NOT EXISTS (SELECT 1 FROM dup WHERE dup.doc = c.doc)
-            RETURNING d.id
+            RETURNING d.id, pg_notify('rewind_log', d.seq || ' ' || d.head || ' ' || d.id)
         ), ins AS (
             INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, action, tx, tx_digest, base, ops,
                              inverse, refers, meta, time, hash, position)

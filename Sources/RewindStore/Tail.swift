@@ -2,7 +2,7 @@ import RewindCore
 
 /// `rewind admin tail`: the log read as it grows. The CLI listens on
 /// `rewind_log` (each notice names a document and its new head, see
-/// schema/009_log_notify.sql) and reads the entries after what it printed.
+/// schema/009_log_notify.sql and 026) and reads the entries after what it printed.
 public enum Tail {
     /// An entry as `tail` shows it: the row, its user's name, its ops parsed.
     public struct Line: Sendable {

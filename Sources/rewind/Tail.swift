@@ -8,8 +8,8 @@ extension Admin {
         static let configuration = CommandConfiguration(
             abstract: "Follow the log live: one line per entry as it is committed, by any server.",
             discussion: """
-                Listens on `rewind_log` (a trigger announces every head that moves, whoever
-                wrote it) and prints each new entry of the documents named (all when none is):
+                Listens on `rewind_log` (every claim announces the head it moves, whichever
+                server or import wrote it) and prints each new entry of the documents named (all when none is):
 
                     2025-01-02T10:11:12.345Z  d  v3  alice  edit  insert t@5 " world"
 

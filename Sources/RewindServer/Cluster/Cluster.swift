@@ -6,8 +6,8 @@ import RewindStore
 /// What the instances serving one database tell each other (SPEC section 9).
 /// PostgreSQL is the only shared engine: the log carries the data, NOTIFY the news.
 ///
-/// - `rewind_log` (sent by a trigger with every head change, in the commit's
-///   transaction): "<seq> <version> <doc>". An instance with the document
+/// - `rewind_log` (sent by every claim of a head, in the commit's
+///   transaction; schema/026): "<seq> <version> <doc>". An instance with the document
 ///   loaded reads the entries after its own head from the log
 ///   (`DocumentRuntime.logMoved`) and pushes them to its terminals.
 /// - `rewind_presence` (sent here, batched per loop turn): a terminal's
