@@ -22,3 +22,9 @@
 -- document) never depended on this table.
 DROP TRIGGER log_note_editors ON log;
 DROP FUNCTION rewind_note_editors();
+
+-- A batch with an entry of a user that does not exist is refused by the log's
+-- check ("no user N"), as before; the editors' upsert in the same statement
+-- would otherwise be refused first by this key, with a message that names a
+-- table instead of the user. Checked at commit now, after the log's check.
+ALTER TABLE document_editors ALTER CONSTRAINT document_editors_user_id_fkey DEFERRABLE INITIALLY DEFERRED;

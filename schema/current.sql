@@ -1059,7 +1059,7 @@ ALTER TABLE ONLY public.document_editors
 --
 
 ALTER TABLE ONLY public.document_editors
-    ADD CONSTRAINT document_editors_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
+    ADD CONSTRAINT document_editors_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) DEFERRABLE INITIALLY DEFERRED;
 
 
 --
