@@ -296,6 +296,18 @@ final class AdminTests: XCTestCase {
         XCTAssertEqual(try runAdmin(f.db, ["user", "add", "alice"]).status, 1, "a name taken is refused")
     }
 
+    /// `rewind admin statement` (hidden, for scripts/bench/pgwork) prints the
+    /// statement the writers prepare, so that the benchmark runs what the
+    /// server runs: it parses, and it claims and notes editors as the server's does.
+    func testStatementPrintsTheWritersAppendStatement() throws {
+        let db = try TestDatabase()
+        let r = try runRewind(["admin", "statement"])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.contains("rewind_claim_heads(") && r.out.contains("INSERT INTO document_editors"), r.out)
+        try db.db.query("PREPARE printed AS " + r.out)
+        XCTAssertFalse(try runRewind(["admin", "--help"]).out.contains("statement"), "hidden from the admin's help")
+    }
+
     // MARK: Exit codes
 
     /// 3 when the database cannot be reached, 2 on a usage error, 1 when
