@@ -13,7 +13,7 @@ END $$;
 GRANT USAGE ON SCHEMA public TO rewind_server;
 GRANT SELECT ON users, tokens, schema_migrations, events TO rewind_server;
 GRANT SELECT, INSERT ON documents TO rewind_server;
-GRANT UPDATE (head, seq, head_hash, deleted_at) ON documents TO rewind_server;
+GRANT UPDATE (head, seq, head_hash, deleted_at, title) ON documents TO rewind_server;
 GRANT SELECT, INSERT, UPDATE, DELETE ON access TO rewind_server;
 GRANT SELECT, INSERT ON log TO rewind_server;
 GRANT SELECT, INSERT ON snapshots TO rewind_server;

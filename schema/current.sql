@@ -194,6 +194,19 @@ END $$;
 
 
 --
+-- Name: rewind_notify_document_renamed(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_notify_document_renamed() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('rewind_access', 'title:' || NEW.id);
+    RETURN NULL;
+END $$;
+
+
+--
 -- Name: rewind_notify_token_denial(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -903,6 +916,13 @@ CREATE INDEX document_editors_user ON public.document_editors USING btree (user_
 
 
 --
+-- Name: documents_owner; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX documents_owner ON public.documents USING btree (owner);
+
+
+--
 -- Name: log_event_tx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -977,6 +997,13 @@ CREATE TRIGGER access_notify AFTER INSERT OR DELETE OR UPDATE ON public.access F
 --
 
 CREATE TRIGGER documents_deleted AFTER UPDATE OF deleted_at ON public.documents FOR EACH ROW WHEN ((old.deleted_at IS DISTINCT FROM new.deleted_at)) EXECUTE FUNCTION public.rewind_notify_document_deleted();
+
+
+--
+-- Name: documents documents_renamed; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER documents_renamed AFTER UPDATE OF title ON public.documents FOR EACH ROW WHEN (((old.title IS DISTINCT FROM new.title) AND (new.purged_at IS NULL))) EXECUTE FUNCTION public.rewind_notify_document_renamed();
 
 
 --

@@ -54,6 +54,11 @@ export const PUSH_HANDLERS = {
   token_expiring(client) {
     client.refreshToken();
   },
+  renamed(client, m) {
+    if (m.doc !== client.doc) return;
+    client.title = m.title ?? null;
+    client.emit("title");
+  },
   bye(client, m) {
     client.lastError = Object.assign(new Error(m.message ?? m.reason), { code: m.reason });
     if (m.retry === false) { client.stopped = true; client.setStatus("closed"); }

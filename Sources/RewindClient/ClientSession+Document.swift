@@ -132,8 +132,8 @@ extension ClientSession {
             }
         case .tokenExpiring:
             tokenExpiring()
-        case .shortcuts:
-            break  // (the quick actions are an app's)
+        case .shortcuts, .renamed:
+            break  // (the quick actions and titles are an app's)
         }
     }
 }

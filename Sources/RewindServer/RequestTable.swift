@@ -38,6 +38,12 @@ extension RequestType {
         .init(name: "submit", rule: .role(.edit) { s, r, c, _ throws(RewindError) in try s.documentRequests.submit(r, c) }),
         .init(name: "share", rule: .role(.share) { s, r, c, _ throws(RewindError) in try s.sharing.share(r, c) }),
         .init(name: "delete_doc", rule: .role(.own) { s, r, c, _ throws(RewindError) in try s.sharing.deleteDocument(r, c) }),
+        // A user's documents (Access/LibraryRequests.swift): `undelete_doc` finds only the caller's own deleted documents.
+        .init(name: "list_docs", rule: .session { s, r, c throws(RewindError) in try s.library.listDocuments(r, c) }),
+        .init(name: "doc_info", rule: .role(.read) { s, r, c, role throws(RewindError) in try s.library.documentInfo(r, c, role: role) }),
+        .init(name: "rename", rule: .role(.edit) { s, r, c, _ throws(RewindError) in try s.library.rename(r, c) }),
+        .init(name: "list_deleted", rule: .session { s, r, c throws(RewindError) in try s.library.listDeleted(r, c) }),
+        .init(name: "undelete_doc", rule: .session { s, r, c throws(RewindError) in try s.library.undeleteDocument(r, c) }),
         // Undo (Undo/UndoRequests.swift)
         .init(name: "begin_group", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.undo.beginGroup(r, c, d) }),
         .init(name: "end_group", rule: .openDocument(.edit) { s, r, c, d throws(RewindError) in try s.undo.endGroup(r, c, d) }),

@@ -57,6 +57,7 @@ public final class Server {
     let helloGate: HelloGate
     /// `share` and `delete_doc` (`Access/SharingRequests.swift`).
     let sharing: SharingRequests
+    let library: LibraryRequests
     /// Prompts presented or waiting on some terminal, who holds which, and their answers (`Prompts/PromptCenter.swift`).
     let prompts: PromptCenter
     /// Each terminal's `prompt_state`, and the ones this turn's edits may have changed (`Prompts/PromptStates.swift`).
@@ -151,6 +152,7 @@ public final class Server {
         admission = AdmissionGate(config: config, logger: logger, sessions: sessions, clock: { clock.now })
         helloGate = HelloGate(limit: config.maxHellosInFlight)
         sharing = SharingRequests(store: store, access: access, config: config, logger: logger, clock: { clock.now })
+        library = LibraryRequests(store: store, config: config, logger: logger)
         prompts = PromptCenter(sessions: sessions, store: store, logger: logger, instance: instance,
                                ttl: config.promptTTLSeconds, clock: { clock.now })
         promptStates = PromptStates(prompts: prompts, access: access, documents: documents)
@@ -204,6 +206,7 @@ public final class Server {
             case let .tokensRevoked(user): self.tokensRevoked(user: user)
             case let .tokensDenied(issuer, subject, tokenID): self.tokensDenied(issuer: issuer, subject: subject, tokenID: tokenID)
             case let .userErased(user, pseudonym): self.userErased(user, pseudonym: pseudonym)
+            case let .renamed(doc): self.renamed(doc)
             }
         }
         prompts.onPresentedChanged = { [unowned self] c in

@@ -64,14 +64,15 @@ extension EventStore {
     public enum Undeleted: Sendable { case undeleted, notFound, notDeleted, purged, pastRetention }
 
     /// Brings back `doc`, deleted at most `retentionDays` ago and not purged (its roles' notice tells every instance).
-    public func undelete(_ doc: String, retentionDays: Int, _ done: @escaping (Result<Undeleted, RewindError>) -> Void) {
+    /// With `owner`, only a document that user owns (`undelete_doc`; any other is `notFound`).
+    public func undelete(_ doc: String, owner: Int64? = nil, retentionDays: Int, _ done: @escaping (Result<Undeleted, RewindError>) -> Void) {
         query(.init("""
-            WITH d AS (SELECT id, deleted_at, purged_at FROM documents WHERE id = $1 FOR UPDATE),
+            WITH d AS (SELECT id, deleted_at, purged_at FROM documents WHERE id = $1 AND ($3::bigint IS NULL OR owner = $3::bigint) FOR UPDATE),
             u AS (UPDATE documents SET deleted_at = NULL FROM d
                   WHERE documents.id = d.id AND d.deleted_at IS NOT NULL AND d.purged_at IS NULL
                     AND d.deleted_at > now() - make_interval(days => $2::int) RETURNING 1)
             SELECT d.deleted_at IS NOT NULL, d.purged_at IS NOT NULL, (SELECT count(*) FROM u) FROM d
-            """, [doc, String(retentionDays)])) { result in
+            """, [doc, String(retentionDays), owner.map { String($0) }])) { result in
             done(result.map { rows in
                 guard rows.count == 1 else { return .notFound }
                 if rows[0, 2] == "1" { return .undeleted }

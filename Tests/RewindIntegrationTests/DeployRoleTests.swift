@@ -90,6 +90,13 @@ final class DeployRoleTests: XCTestCase {
         XCTAssertTrue(try req(alice, "close", [("doc", "d")]).isOK)
         XCTAssertTrue(try req(alice, "create_doc", [("doc", "gone")]).isOK)
         XCTAssertTrue(try req(alice, "delete_doc", [("doc", "gone")]).isOK)
+        // A user's documents (the web editor's home page).
+        XCTAssertEqual(try req(alice, "list_deleted")["docs"]?.arrayValue?.count, 1)
+        XCTAssertTrue(try req(alice, "undelete_doc", [("doc", "gone")]).isOK)
+        XCTAssertTrue(try req(alice, "rename", [("doc", "d"), ("title", "Renamed")]).isOK)
+        XCTAssertEqual(try req(alice, "doc_info", [("doc", "d")])["title"], "Renamed")
+        let listed = try req(bob, "list_docs")
+        XCTAssertEqual(listed["docs"]?.arrayValue?.first?.objectValue?["doc"], "d", JSONWriter.string(.object(listed)))
         // A signed token's user, made on first sight through the one function the role may call; its refresh.
         let app = try Terminal(port: server.port)
         XCTAssertTrue(try req(app, "hello", [("token", .string(try SignedTokenTests.hs256(sub: "app-user")))]).isOK)

@@ -71,7 +71,14 @@ final class PlanStabilityTests: XCTestCase {
         let claim = settings[0, 0] ?? ""
         for s in ["enable_seqscan=off", "enable_hashjoin=off", "enable_mergejoin=off", "jit=off"] { XCTAssertTrue(claim.contains(s), claim) }
         let triggers = try db.db.query("SELECT tgname FROM pg_trigger WHERE tgrelid = 'documents'::regclass AND NOT tgisinternal ORDER BY 1")
-        XCTAssertEqual(triggers.values.map { $0[0] ?? "" }, ["documents_deleted"], "only the deletion's notice fires on documents")
+        // Each fires only on an UPDATE naming its column (`deleted_at`, `title`), which a claim never does.
+        XCTAssertEqual(triggers.values.map { $0[0] ?? "" }, ["documents_deleted", "documents_renamed"],
+                       "only the deletion's and the rename's notices are on documents")
+        let columns = try db.db.query("""
+            SELECT t.tgname, a.attname FROM pg_trigger t JOIN pg_attribute a ON a.attrelid = t.tgrelid AND a.attnum = ANY (t.tgattr::int2[])
+            WHERE t.tgrelid = 'documents'::regclass AND NOT t.tgisinternal ORDER BY 1
+            """)
+        XCTAssertEqual(columns.values.map { "\($0[0] ?? "") \($0[1] ?? "")" }, ["documents_deleted deleted_at", "documents_renamed title"])
     }
 
     /// The writers' statement does not look transactions up; the unique

@@ -64,6 +64,7 @@ final class PushRegistryTests: XCTestCase {
             (.shortcuts, Push.shortcuts([])),
             (.bye, Push.bye(reason: "idle", retry: true, message: "m")),
             (.tokenExpiring, Push.tokenExpiring(inMs: 59_000)),
+            (.renamed, Push.renamed(doc: "d", title: "Plans")),
         ]
         XCTAssertEqual(lines.map(\.0), Push.Kind.allCases, "every kind has an encoder here")
         for (kind, bytes) in lines {

@@ -9,6 +9,7 @@ public enum Push {
         case promptState = "prompt_state"
         case shortcuts, bye
         case tokenExpiring = "token_expiring"
+        case renamed
 
         /// The fields after `push`, in the order they are written (optional ones may be null).
         public var fields: [String] {
@@ -22,6 +23,7 @@ public enum Push {
             case .shortcuts: ["items"]
             case .bye: ["reason", "retry", "message"]
             case .tokenExpiring: ["in_ms"]
+            case .renamed: ["doc", "title"]
             }
         }
     }
@@ -59,6 +61,9 @@ public enum Push {
     public static func dismiss(prompt id: String) -> [UInt8] { line(.dismiss, [.string(id)]) }
 
     public static func closed(doc: String, reason: String) -> [UInt8] { line(.closed, [.string(doc), .string(reason)]) }
+
+    /// An open document's title changed (`rename`; nil: removed).
+    public static func renamed(doc: String, title: String?) -> [UInt8] { line(.renamed, [.string(doc), title.map { .string($0) } ?? .null]) }
 
     public static func promptState(doc: String, _ s: UndoPromptState, locale: String) -> [UInt8] {
         line(.promptState, [

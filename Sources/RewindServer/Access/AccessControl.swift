@@ -33,6 +33,8 @@ final class AccessControl {
         case tokensDenied(issuer: String?, subject: String?, tokenID: String?)
         /// `user` was erased (`rewind admin user erase`).
         case userErased(user: Int64, pseudonym: String)
+        /// `doc`'s title changed (schema/027's notice).
+        case renamed(doc: String)
     }
     var onEffect: (Effect) -> Void = { _ in }
     /// The role a session's signed token grants on a document (`rewind.docs`;
@@ -125,7 +127,7 @@ final class AccessControl {
         onEffect(.accessChanged(doc: doc, nil))
     }
 
-    /// A `rewind_access` notice: `doc:<id>` or `user:<id>`.
+    /// A `rewind_access` notice: `doc:<id>`, `user:<id>`, `erased:…`, `denied:…` or `title:<id>`.
     func notice(_ payload: String) {
         notices += 1
         if payload.hasPrefix("doc:") {
@@ -134,6 +136,10 @@ final class AccessControl {
             noticed(doc: doc)
         } else if payload.hasPrefix("user:"), let user = Int64(payload.dropFirst(5)) {
             onEffect(.tokensRevoked(user: user))
+        } else if payload.hasPrefix("title:") {
+            let doc = String(payload.dropFirst(6))
+            onEffect(.quickActionsMayHaveChanged(doc: doc))  // quick actions show titles
+            onEffect(.renamed(doc: doc))
         } else if payload.hasPrefix("erased:") {
             // `erased:<id>:<pseudonym>` (rewind admin user erase)
             let parts = payload.dropFirst(7).split(separator: ":", maxSplits: 1)

@@ -25,6 +25,18 @@ extension Server {
         if a == nil { documents.mayBeIdle(d, unloadNow: true) }
     }
 
+    /// `doc` was renamed (here or on another instance): its terminals here
+    /// get push `renamed` with the title as stored now (two renames close
+    /// together may both push the later title: the last push is right).
+    func renamed(_ doc: String) {
+        guard let d = documents[doc], !d.subscribers.isEmpty else { return }
+        store.title(of: doc) { [unowned self] result in
+            guard case let .success(title) = result, let d = self.documents[doc] else { return }
+            let push = SharedBytes(Push.renamed(doc: doc, title: title))
+            for c in d.subscribers.values { c.push(push) }
+        }
+    }
+
     /// `user` was erased: their connections end (their tokens were revoked
     /// too), loaded documents show the pseudonym from now on — events held
     /// encoded with the old name are dropped, and read again from the log —
