@@ -1,10 +1,12 @@
 // client.js — RewindClient: a session with the server for one document at a
 // time, over a Connection (connection.js: the socket, hello, the reply matcher,
-// reconnecting). Pushes are handled by one table, PUSH_HANDLERS, by name.
+// reconnecting) with the requests about documents (library.js). Pushes are
+// handled by one table, PUSH_HANDLERS, by name.
 
 import { Doc } from "./doc.js";
 import { LocalDocument } from "./local-document.js";
-import { Connection, wsURL } from "./connection.js";
+import { wsURL } from "./connection.js";
+import { Library } from "./library.js";
 
 export { wsURL };
 
@@ -72,15 +74,16 @@ export const pushNames = Object.keys(PUSH_HANDLERS);
 /**
  * A session with the server over a WebSocket, for one document at a time.
  * Dispatches "change" events (`detail`: "status", "document", "presence",
- * "prompts", "promptState", "shortcuts", "failed") and "push" events (`detail`:
+ * "prompts", "promptState", "shortcuts", "title", "failed") and "push" events (`detail`:
  * every push as received).
  *
  * status: "connecting" | "ready" | "reconnecting" | "offline" | "closed"
  */
-export class RewindClient extends Connection {
+export class RewindClient extends Library {
   constructor({ url = wsURL(), user, token, getToken, client = "web-" + randomID(), locale, WebSocketImpl = globalThis.WebSocket } = {}) {
     super({ url, user, token, getToken, client, locale, WebSocketImpl });
     this.doc = null;                 // the id of the open document
+    this.title = null;               // its title, as `renamed` last said (the page reads `doc_info` on open)
     this.document = new LocalDocument();
     this.presence = new Map();       // client → {user, client, node, selection}
     this.prompts = [];               // presented prompts, newest last
@@ -224,13 +227,16 @@ export class RewindClient extends Connection {
     this.focused = node;
     return this.request("select", { doc: this.doc, node, start, end });
   }
-  peek(doc, fields = {}) { return this.request("peek", { doc, ...fields }); }
-  pop(preview) { return this.request("pop", { preview }); }
   async scrub(progress) { await this.settle(); return this.request("scrub", { doc: this.doc, progress }); }
   scrubCommit() { return this.request("scrub_commit", { doc: this.doc }); }
   scrubCancel() { return this.request("scrub_cancel", { doc: this.doc }); }
-  createDocument(fields = {}) { return this.request("create_doc", fields); }
-  /** Deletes a document you own (`delete_doc`); terminals on it get `closed` `deleted`. */
-  deleteDocument(doc = this.doc) { return this.request("delete_doc", { doc }); }
-  shortcut(item) { return this.request("shortcut", { shortcut: { type: item.type, info: item.info ?? {} } }); }
+  /** Closes the open document (its pushes stop; others see this terminal leave). */
+  closeDocument() {
+    if (this.doc) this.request("close", { doc: this.doc }).catch(() => {});
+    this.doc = null;
+    this.loaded = false;
+    this.title = null;
+    this.presence.clear();
+    this.promptState = null;
+  }
 }

@@ -7,21 +7,27 @@ import { $, page } from "./editor-page.js";
 import { diffOps, shapeOf, toPoints, toUnits } from "./editor-text.js";
 import { fillMirror, markPeers } from "./editor-presence.js";
 import { renderPromptState } from "./editor-prompts.js";
+import { loadInfo } from "./editor-title.js";
+import { renderPeople } from "./editor-share.js";
 
-export async function openDocument(doc, { alreadyOpen = false } = {}) {
+/** What a node is called on the page: its `title` prop, else what it is ("Text", "Box"). */
+export const nodeName = (n) => (typeof n.props?.title === "string" && n.props.title) || (n.kind === "text" ? "Text" : "Box");
+
+export async function openDocument(doc) {
   $("start").classList.add("hidden");
   $("editor").classList.remove("hidden");
   $("home").classList.remove("hidden");
-  $("docname").textContent = doc;
   $("error").textContent = "";
   page.scrub = null;
   page.drawnShape = null;
   $("scrubber").classList.add("hidden");
+  const info = loadInfo(doc);
   try {
     await page.client.open(doc);
-  } catch (e) { $("error").textContent = e.message; }
-  if (location.hash.includes("doc=") || alreadyOpen) { /* keep */ }
+  } catch (e) { $("error").textContent = e.code === "not_found" ? `No document “${doc}” that you can open.` : e.message; }
+  await info;
   render();
+  renderPeople();
 }
 
 export function render() {
@@ -49,7 +55,7 @@ export function render() {
       bottom = Math.max(bottom, oy + y + h + 40);
       const label = document.createElement("span");
       label.className = "label";
-      label.textContent = childID;
+      label.textContent = nodeName(c);
       box.append(label);
       if (c.kind === "text") box.append(textBox(childID, c, keep.get(childID)));
       markPeers(box, client.presence, childID);
@@ -93,7 +99,7 @@ function textBox(id, node, reuse) {
   mirror.setAttribute("aria-hidden", "true");
   const ta = reuse ?? document.createElement("textarea");
   ta.dataset.node = id;
-  ta.setAttribute("aria-label", `Text ${id}`);
+  ta.setAttribute("aria-label", nodeName(node));
   ta.readOnly = !!page.scrub;
   const text = node.text.join("");
   if (ta.value !== text) ta.value = text;

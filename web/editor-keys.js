@@ -31,6 +31,7 @@ export function shakeDetector() {
 export function installKeys() {
   document.addEventListener("keydown", (e) => {
     if ($("editor").classList.contains("hidden") || page.scrub) return;
+    if (e.target?.closest?.("#doc-title, .dialog")) return;   // the title's own undo; a dialog's keys
     const command = keyCommand(e);
     if (command === "undo" || command === "redo" || command === "shake") {
       e.preventDefault();

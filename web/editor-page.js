@@ -8,6 +8,9 @@ export const page = {
   client: null,
   scrub: null,        // {version, state} while the history slider is out
   drawnShape: null,
+  shown: null,        // what the page shows: a document's id, or "" for home (editor-route.js)
+  shownFor: null,     // the client it was shown for (a new sign-in shows it again)
+  role: null,         // the caller's role on the open document (doc_info)
 };
 
 /** Runs a request the user asked for; its error goes to the error line. */

@@ -1,17 +1,47 @@
-// editor-signin.js — signing in: the form, or a URL fragment #user=…&token=…&doc=…
-// that signs in and opens a document (for tests and demos), or #jwt=… with a token an
-// app's backend signed (the user is the token's).
+// editor-signin.js — signing in and out. A sign-in is remembered for the tab
+// (sessionStorage: a reload keeps it, closing the tab forgets it) and never left
+// in the URL: a link's fragment (#user=…&token=…, or #jwt=… with a token an
+// app's backend signed) is read once, then replaced by what it opens (#doc=…).
 
 import { RewindClient } from "./rewind.js";
 import { $, page } from "./editor-page.js";
 import { changed } from "./editor-status.js";
-import { openDocument } from "./editor-document.js";
-import { showStart } from "./editor-start.js";
+import { route } from "./editor-route.js";
+
+const KEY = "rewind.signin";
 
 /** A URL fragment's fields (`hash` with its `#`). */
 export function params(hash) { return Object.fromEntries(new URLSearchParams(hash.slice(1))); }
 
-export async function signIn(user, token, doc) {
+/** The fragment without what signs in (`user`, `token`, `jwt`): what stays in the address bar and the history. */
+export function withoutCredentials(hash) {
+  const p = new URLSearchParams(hash.slice(1));
+  for (const k of ["user", "token", "jwt"]) p.delete(k);
+  const rest = p.toString();
+  return rest ? "#" + rest : "";
+}
+
+/** Credentials in `hash` ({user?, token} or null), as a link carries them. */
+export function credentialsIn(hash) {
+  const p = params(hash);
+  if (p.user && p.token) return { user: p.user, token: p.token };
+  if (p.jwt) return { token: p.jwt };
+  return null;
+}
+
+function remembered(storage) {
+  try { return JSON.parse(storage.getItem(KEY)); } catch { return null; }
+}
+
+/** The page's start: a link's credentials (taken out of the URL at once), else the tab's, else the form. */
+export function signInFromPage() {
+  const fromLink = credentialsIn(location.hash);
+  if (fromLink) history.replaceState(null, "", location.pathname + location.search + withoutCredentials(location.hash));
+  const creds = fromLink ?? remembered(sessionStorage);
+  if (creds) signIn(creds.user, creds.token);
+}
+
+export async function signIn(user, token) {
   page.client?.stop();
   // A random client id (rewind.js makes one): never the user's name, which would stay in the log past an erase.
   // `user` may be left out with a signed token: the server takes it from the token's `sub`.
@@ -22,12 +52,29 @@ export async function signIn(user, token, doc) {
   try {
     await client.start();
   } catch (e) {
+    if (page.client === client) page.client = null;
+    sessionStorage.removeItem(KEY);
+    $("signin").classList.remove("hidden");
     $("signin-error").textContent = e.message;
     return;
   }
+  sessionStorage.setItem(KEY, JSON.stringify({ ...(user ? { user } : {}), token }));
   $("who").textContent = user ?? client.helloUser ?? "";
   $("signin").classList.add("hidden");
-  if (doc) await openDocument(doc); else showStart();
+  $("sign-out").classList.remove("hidden");
+  await route();
+}
+
+export function signOut() {
+  page.client?.stop();
+  page.client = null;
+  sessionStorage.removeItem(KEY);
+  history.replaceState(null, "", location.pathname + location.search);
+  for (const id of ["start", "editor", "home", "sign-out"]) $(id).classList.add("hidden");
+  $("who").textContent = "";
+  $("status").textContent = "not connected";
+  $("status").className = "";
+  $("signin").classList.remove("hidden");
 }
 
 export function installSignIn() {
@@ -36,4 +83,7 @@ export function installSignIn() {
     const f = new FormData(e.target);
     signIn(f.get("user"), f.get("token"));
   });
+  $("sign-out").addEventListener("click", signOut);
+  // A link followed within the page (another #user=… or #jwt=…) signs in again, and leaves the URL too.
+  window.addEventListener("hashchange", () => { if (credentialsIn(location.hash)) signInFromPage(); });
 }

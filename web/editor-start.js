@@ -1,9 +1,10 @@
-// editor-start.js — the start screen: quick actions (`shortcuts`), peek and pop,
-// and opening a document by its id.
+// editor-start.js — the home screen's quick actions (`shortcuts`), peek and
+// pop, and opening a document by its id.
 
 import { Doc } from "./rewind.js";
 import { $, page } from "./editor-page.js";
 import { openDocument } from "./editor-document.js";
+import { go } from "./editor-route.js";
 
 /** A quick action's card: its icon, title and subtitle. */
 export function shortcutCard(item) {
@@ -23,13 +24,6 @@ export function peekText(doc, r) {
 
 /** A preview's actions offered besides Pop: not `open` (Pop is), not those asking more (sharing needs a user name: not offered here). */
 export const peekActions = (actions) => actions.filter((a) => a.id !== "open" && !a.actions);
-
-export function showStart() {
-  $("editor").classList.add("hidden");
-  $("home").classList.add("hidden");
-  $("start").classList.remove("hidden");
-  renderShortcuts();
-}
 
 export function renderShortcuts() {
   const list = $("shortcuts");
@@ -62,9 +56,9 @@ async function runShortcut(item) {
   try {
     if (item.type === "new_document") {
       const r = await page.client.shortcut(item);
-      await openDocument(r.doc);
+      await go(r.doc);
     } else {
-      await openDocument(item.info.doc);
+      await go(item.info.doc);
     }
   } catch (e) { $("signin-error").textContent = e.message; }
 }
@@ -83,7 +77,13 @@ async function peek(doc) {
     b.addEventListener("click", run);
     actions.append(b);
   };
-  add("Pop (open)", "", async () => { closePeek(); await page.client.pop(r.preview); await openDocument(doc, { alreadyOpen: true }); });
+  add("Pop (open)", "", async () => {
+    closePeek();
+    await page.client.pop(r.preview);
+    page.shown = doc;   // open already: the address follows without opening it again
+    location.hash = "doc=" + encodeURIComponent(doc);
+    await openDocument(doc, { alreadyOpen: true });
+  });
   for (const a of peekActions(r.actions)) {
     add(a.title, a.style, async () => { closePeek(); try { await page.client.request("preview_action", { preview: r.preview, action: a.id }); } catch (e) { $("signin-error").textContent = e.message; } });
   }
@@ -96,6 +96,5 @@ export function closePeek() { $("peek").classList.add("hidden"); }
 
 export function installStart() {
   $("peek").addEventListener("click", (e) => { if (e.target.id === "peek") closePeek(); });
-  $("open-by-id").addEventListener("submit", (e) => { e.preventDefault(); openDocument(new FormData(e.target).get("doc")); });
-  $("home").addEventListener("click", () => { page.scrub = null; showStart(); });
+  $("open-by-id").addEventListener("submit", (e) => { e.preventDefault(); go(new FormData(e.target).get("doc")); });
 }

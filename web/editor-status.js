@@ -5,6 +5,8 @@ import { $, page } from "./editor-page.js";
 import { renderShortcuts } from "./editor-start.js";
 import { render } from "./editor-document.js";
 import { renderPrompts } from "./editor-prompts.js";
+import { renderTitle } from "./editor-title.js";
+import { renderPeople } from "./editor-share.js";
 
 /** The status line: connected, reconnecting or offline, and whether edits wait to be sent (`pending`). */
 export function statusText(status, pending) {
@@ -25,5 +27,7 @@ export function changed(kind) {
   if (kind === "shortcuts" && !$("start").classList.contains("hidden")) renderShortcuts();
   if (kind === "document" || kind === "presence" || kind === "promptState") { if (!$("editor").classList.contains("hidden")) render(); }
   if (kind === "prompts") renderPrompts();
+  if (kind === "title") renderTitle();
+  if (kind === "presence") renderPeople();
   if (kind === "failed" && page.client.lastError) $("error").textContent = page.client.lastError.message;
 }

@@ -1,7 +1,11 @@
 // editor.js — the web editor's page (index.html loads it): each part's controls
-// wired, then the URL fragment's sign-in. The parts:
-//   editor-signin.js    signing in
-//   editor-start.js     the start screen: quick actions, peek and pop
+// wired, then the sign-in (a link's, else the tab's). The parts:
+//   editor-signin.js    signing in and out (remembered for the tab, never left in the URL)
+//   editor-route.js     the address: #doc=<id> or home; back, forward, reload
+//   editor-library.js   the home screen: your documents, new, recently deleted; delete with Undo
+//   editor-start.js     the home screen's quick actions, peek and pop
+//   editor-title.js     the open document's title (rename) and what your role allows
+//   editor-share.js     the Share dialog; who is in the document
 //   editor-document.js  the document drawn and edited (editor-text.js, editor-presence.js)
 //   editor-prompts.js   undo, redo, shake, prompts as alerts
 //   editor-keys.js      keyboard shortcuts, a phone shaken
@@ -11,7 +15,11 @@
 //   editor-page.js      the page's state, shared
 
 import { page } from "./editor-page.js";
-import { installSignIn, params, signIn } from "./editor-signin.js";
+import { installSignIn, signInFromPage } from "./editor-signin.js";
+import { installRoute } from "./editor-route.js";
+import { installLibrary } from "./editor-library.js";
+import { installTitle } from "./editor-title.js";
+import { installShare } from "./editor-share.js";
 import { installStart } from "./editor-start.js";
 import { installPrompts } from "./editor-prompts.js";
 import { installKeys } from "./editor-keys.js";
@@ -19,14 +27,16 @@ import { installHistory } from "./editor-history.js";
 import { installNodes } from "./editor-nodes.js";
 
 installSignIn();
+installRoute();
+installLibrary();
+installTitle();
+installShare();
 installStart();
 installPrompts();
 installKeys();
 installHistory();
 installNodes();
 
-// The fragment signs in (and opens a document) for tests and demos; it is never sent to a server.
-const p = params(location.hash);
-if (p.user && p.token) signIn(p.user, p.token, p.doc);
-else if (p.jwt) signIn(undefined, p.jwt, p.doc);
+// A link's fragment signs in (taken out of the address at once; never sent to a server), else the tab's sign-in.
+signInFromPage();
 window.rewind = { get client() { return page.client; } };   // for the browser tests

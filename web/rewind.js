@@ -5,7 +5,8 @@
 //   transform.js       the text transform (pair, transform)
 //   local-document.js  this terminal's copy (LocalDocument)
 //   connection.js      the socket: hello, replies matched to requests, ping, reconnecting (wsURL)
-//   client.js          RewindClient: the open document kept in step, pushes (PUSH_HANDLERS), requests
+//   library.js         Library: a user's documents (list, create, rename, share, delete, bring back)
+//   client.js          RewindClient (a Library): the open document kept in step, pushes (PUSH_HANDLERS), requests
 //
 // The same guarantees as the Swift RewindClient (Sources/RewindClient):
 //   - replies matched by `re`; `hello` first; pushes to listeners;
@@ -35,6 +36,7 @@ export { scalars, Doc } from "./doc.js";
 export { pair, transform } from "./transform.js";
 export { LocalDocument } from "./local-document.js";
 export { RewindClient, wsURL };
+export { Library } from "./library.js";
 
 /**
  * The first, smallest API (kept): a connected socket with `request` and `on`

@@ -174,6 +174,18 @@ class EditorTests(unittest.TestCase):
     def button(self, b, id_):
         return b.find_element(By.ID, id_)
 
+    def terminal(self, user):
+        return Terminal(self.server.port, user, self.server.tokens[user])
+
+    def rows(self, b):
+        """The home screen's documents: (title, badge or None, meta) in order."""
+        return b.execute_script("""return [...document.querySelectorAll('#doc-list .doc-row')].map(r =>
+            [r.querySelector('.title').textContent, r.querySelector('.badge')?.textContent ?? null, r.querySelector('.meta').textContent, r.dataset.doc])""")
+
+    def home(self, b):
+        return self.wait(b, lambda d: d.find_element(By.ID, "start").is_displayed() and
+                         d.find_element(By.ID, "doc-list").get_attribute("aria-busy") == "false", "the home screen")
+
     # ------------------------------------------------------------------
 
     def test_1_two_people_type_into_one_text_and_see_each_other(self):
@@ -258,7 +270,8 @@ class EditorTests(unittest.TestCase):
         # New Document from the start screen.
         self.button(a, "home").click()
         self.wait(a, lambda d: d.find_elements(By.XPATH, "//button[contains(., 'New Document')]"), "the start screen")[0].click()
-        self.wait(a, lambda d: d.find_element(By.ID, "docname").text.startswith("doc-"), "a new document open")
+        self.wait(a, lambda d: d.execute_script("return location.hash").startswith("#doc=doc-") and self.text_of(d) is None
+                  and d.execute_script("return window.rewind.client.loaded"), "a new document open, named by the address")
 
     def test_6_a_server_restarted_while_a_page_types_loses_and_doubles_nothing(self):
         self.shared_doc("restarting")
@@ -307,6 +320,126 @@ class EditorTests(unittest.TestCase):
             except OSError:
                 pass
         self.assertTrue(any(p.get("push") == "presence" and p.get("user") == "Grace Hopper" for p in t.pushes), "presence shows the token's name")
+        t.close()
+
+    def test_8a_home_lists_documents_new_with_a_title_rename_reload_back_and_sign_out(self):
+        t = self.terminal("bob")
+        assert t.request("create_doc", doc="bobs-8", title="Bob's budget")["ok"]
+        assert t.request("share", doc="bobs-8", user="alice", role="viewer")["ok"]
+        t.close()
+        a = self.page("alice")
+        self.home(a)
+        self.assertNotIn("token", a.current_url, "the sign-in link is taken out of the address")
+        rows = self.rows(a)
+        self.assertIn(["Bob's budget", "bob's · can view", rows[0][2], "bobs-8"], rows, rows)
+        self.shot(a, "home")
+        # New, with a title: the address names it.
+        self.button(a, "new-doc").click()
+        title = a.find_element(By.CSS_SELECTOR, "#new-doc-form input[name=title]")
+        title.send_keys("Quarterly plan", Keys.ENTER)
+        self.wait(a, lambda d: d.execute_script("return location.hash").startswith("#doc=doc-") and
+                  d.find_element(By.ID, "doc-title").get_attribute("value") == "Quarterly plan", "the new document open, titled")
+        doc = a.execute_script("return window.rewind.client.doc")
+        self.assertEqual(a.title, "Quarterly plan — Rewind")
+        # Renamed in place: Enter saves it, in the database.
+        field = a.find_element(By.ID, "doc-title")
+        field.click()
+        field.send_keys(Keys.CONTROL, "a")
+        field.send_keys("Q3 plan", Keys.ENTER)
+        t = self.terminal("alice")
+        self.wait(a, lambda d: t.request("doc_info", doc=doc).get("title") == "Q3 plan", "the rename stored")
+        # A reload keeps the sign-in (the tab's) and the open document (the address's).
+        a.refresh()
+        self.wait(a, lambda d: d.execute_script("return window.rewind.client?.doc") == doc and
+                  d.find_element(By.ID, "doc-title").get_attribute("value") == "Q3 plan", "the same document after a reload")
+        # Back goes home (the list has it first, newest), forward to the document again.
+        a.back()
+        self.home(a)
+        self.wait(a, lambda d: self.rows(d) and self.rows(d)[0][0] == "Q3 plan", "Q3 plan first on the list (%r)" % self.rows(a))
+        a.forward()
+        self.wait(a, lambda d: d.find_element(By.ID, "editor").is_displayed() and d.execute_script("return window.rewind.client.doc") == doc, "forward to it")
+        # A click on a row opens it.
+        a.back()
+        self.home(a)
+        a.find_element(By.CSS_SELECTOR, '.doc-row[data-doc="bobs-8"]').click()
+        self.wait(a, lambda d: d.find_element(By.ID, "doc-title").get_attribute("value") == "Bob's budget", "bob's document, open")
+        self.assertEqual(a.find_element(By.ID, "doc-title").get_attribute("readonly"), "true", "a viewer cannot rename")
+        self.assertFalse(a.find_element(By.ID, "share").is_displayed(), "nor share")
+        # Signing out forgets the tab's sign-in.
+        self.button(a, "sign-out").click()
+        self.wait(a, lambda d: d.find_element(By.ID, "signin").is_displayed(), "the sign-in form")
+        a.refresh()
+        self.wait(a, lambda d: d.find_element(By.ID, "signin").is_displayed(), "still signed out after a reload")
+        self.assertIsNone(a.execute_script("return sessionStorage.getItem('rewind.signin')"))
+        t.close()
+
+    def test_8b_share_change_and_remove_between_two_pages(self):
+        t = self.terminal("alice")
+        assert t.request("create_doc", doc="team-8", title="Team notes")["ok"]
+        assert t.request("submit", doc="team-8", tx="s", base=0, ops=[
+            {"op": "create", "node": "t", "parent": "root", "kind": "text", "frame": [20, 20, 480, 120], "focusable": True,
+             "text": "", "props": {"title": "Agenda"}}])["ok"]
+        a = self.page("alice", "team-8")
+        self.wait(a, lambda d: self.text_of(d) == "", "alice's document")
+        self.assertEqual(a.find_element(By.CSS_SELECTOR, '.node[data-node="t"] > .label').text, "Agenda", "a node is named by its title")
+        b = self.page("bob")
+        self.home(b)
+        self.assertNotIn("team-8", [r[3] for r in self.rows(b)], "not bob's yet")
+        self.button(a, "share").click()
+        add = self.wait(a, lambda d: d.find_element(By.CSS_SELECTOR, "#share-add input[name=user]"), "the Share dialog")
+        add.send_keys("bob")
+        a.find_element(By.CSS_SELECTOR, "#share-add select").send_keys("Can edit")
+        a.find_element(By.CSS_SELECTOR, "#share-add button").click()
+        self.wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, '#members li[data-user="bob"]'), "bob among the members")
+        self.assertEqual(a.find_element(By.CSS_SELECTOR, '#members li[data-user="bob"] select').get_attribute("value"), "editor")
+        a.find_element(By.CSS_SELECTOR, "#share-add input[name=user]").send_keys("nobody-here")
+        a.find_element(By.CSS_SELECTOR, "#share-add button").click()
+        self.wait(a, lambda d: "nobody-here" in d.find_element(By.ID, "share-error").text, "a name that is no user, said")
+        self.shot(a, "share-dialog")
+        self.button(a, "share-done").click()
+        # Bob's list has it now; he opens it and types; alice sees him.
+        b.refresh()
+        self.home(b)
+        b.find_element(By.CSS_SELECTOR, '.doc-row[data-doc="team-8"]').click()
+        self.wait(b, lambda d: self.text_of(d) == "", "bob's page on the shared document")
+        self.type_into(b, "from bob")
+        self.wait(a, lambda d: self.text_of(d) == "from bob", "alice sees bob's typing")
+        self.wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, '#people .avatar[aria-label="bob"]'), "bob's avatar on alice's page")
+        # A viewer now: bob's page reloads as one (no rename); removed: his page is told.
+        self.button(a, "share").click()
+        role = self.wait(a, lambda d: d.find_element(By.CSS_SELECTOR, '#members li[data-user="bob"] select'), "bob's row")
+        role.send_keys("Can view")
+        self.wait(a, lambda d: t.request("doc_info", doc="team-8")["members"] == [{"user": "bob", "role": "viewer"}], "bob a viewer")
+        self.wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, '#members li[data-user="bob"] select'), "bob's row again")
+        a.find_element(By.CSS_SELECTOR, '#members li[data-user="bob"] button').click()
+        self.wait(a, lambda d: not d.find_elements(By.CSS_SELECTOR, '#members li[data-user="bob"]'), "bob removed")
+        self.wait(b, lambda d: "taken away" in d.find_element(By.ID, "error").text, "bob's page told it lost the document")
+        self.assertEqual(t.request("doc_info", doc="team-8").get("members"), [])
+        t.close()
+
+    def test_8c_delete_then_undo_then_undelete_from_recently_deleted(self):
+        t = self.terminal("alice")
+        assert t.request("create_doc", doc="draft-8", title="Old draft")["ok"]
+        a = self.page("alice", "draft-8")
+        self.wait(a, lambda d: d.find_element(By.ID, "doc-title").get_attribute("value") == "Old draft", "the document")
+        self.button(a, "delete-doc").click()
+        self.wait(a, lambda d: "Deleted “Old draft”" in d.find_element(By.ID, "toast").text, "the Deleted toast, with Undo")
+        self.home(a)
+        self.wait(a, lambda d: "draft-8" not in [r[3] for r in self.rows(d)], "gone from the list")
+        self.assertEqual(t.request("open", doc="draft-8")["error"]["code"], "not_found")
+        self.button(a, "toast-action").click()
+        self.wait(a, lambda d: "draft-8" in [r[3] for r in self.rows(d)], "back on the list after Undo")
+        self.assertTrue(t.request("open", doc="draft-8")["ok"])
+        # Deleted again; brought back from Recently deleted this time.
+        a.find_element(By.CSS_SELECTOR, '.doc-row[data-doc="draft-8"]').click()
+        self.wait(a, lambda d: d.find_element(By.ID, "delete-doc").is_displayed(), "the owner's Delete")
+        self.button(a, "delete-doc").click()
+        self.home(a)
+        a.find_element(By.CSS_SELECTOR, "#deleted-box summary").click()
+        restore = self.wait(a, lambda d: d.find_element(By.CSS_SELECTOR, '#deleted-list button[aria-label="Undelete Old draft"]'), "Old draft among Recently deleted")
+        self.shot(a, "recently-deleted")
+        restore.click()
+        self.wait(a, lambda d: "draft-8" in [r[3] for r in self.rows(d)], "back on the list after Undelete")
         t.close()
 
 

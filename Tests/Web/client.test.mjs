@@ -12,7 +12,7 @@ test("PUSH_HANDLERS: one key a line, readable from the source with a simple patt
   // `name(` or `name:` after the indentation, no space between (the handlers' bodies start lines with `if (`, `for (`).
   const keys = [...table.matchAll(/^\s+([a-z_]+)[(:]/gm)].map((m) => m[1]);
   assert.deepEqual(keys, Object.keys(PUSH_HANDLERS));
-  assert.deepEqual(pushNames, ["events", "presence", "prompt", "dismiss", "prompt_state", "shortcuts", "closed", "token_expiring", "bye"]);
+  assert.deepEqual(pushNames, ["events", "presence", "prompt", "dismiss", "prompt_state", "shortcuts", "closed", "token_expiring", "renamed", "bye"]);
 });
 
 async function opened(reply = () => null) {
@@ -50,12 +50,15 @@ test("each push does what its handler says, and reaches push listeners first", a
   assert.deepEqual(seen({ push: "events", doc: "d", events: [{ version: 2, user: "bob", client: "c2", tx: "x", ops: [{ op: "insert", node: "t", pos: 2, text: "!" }] }] }), ["document"]);
   assert.equal(r.document.view.text("t"), "hi!");
   assert.deepEqual(seen({ push: "something_new" }), [], "a push not in the table: listeners only");
+  assert.deepEqual(seen({ push: "renamed", doc: "other", title: "X" }), [], "another document's title");
+  assert.deepEqual(seen({ push: "renamed", doc: "d", title: "Plans" }), ["title"]);
+  assert.equal(r.title, "Plans");
   assert.deepEqual(seen({ push: "closed", doc: "d", reason: "deleted" }), ["failed", "document"]);
   assert.equal(r.doc, null);
   assert.equal(r.lastError.code, "deleted");
   seen({ push: "bye", reason: "shutdown", retry: false });
   assert.equal(r.status, "closed");
-  assert.equal(pushes.length, 13);
+  assert.equal(pushes.length, 15);
 });
 
 test("an event that does not apply reloads the document; unsent edits are said to be dropped", async () => {
@@ -89,5 +92,26 @@ test("requests about the history wait for the edits before them; a refused submi
   assert.deepEqual(socket.sent.at(-1), { id: socket.sent.at(-1).id, type: "select", doc: "d", node: "t", start: 1, end: 1 });
   await r.shortcut({ type: "open_document" });
   assert.deepEqual(socket.sent.at(-1).shortcut, { type: "open_document", info: {} });
+  r.stop();
+});
+
+test("the library's requests are the protocol's, the open document's where none is named; allDocuments walks the pages", async () => {
+  const pages = { undefined: { docs: [{ doc: "a" }, { doc: "b" }], next: "2:b" }, "2:b": { docs: [{ doc: "c" }] } };
+  const { r, socket } = await opened((m) => (m.type === "list_docs" ? pages[m.after] : {}));
+  assert.deepEqual((await r.allDocuments()).map((d) => d.doc), ["a", "b", "c"]);
+  await r.rename("Plans");
+  await r.share("bob", "viewer");
+  await r.documentInfo();
+  await r.undeleteDocument("gone");
+  await r.listDeleted();
+  const sent = socket.sent.filter((m) => !["hello", "open", "ping"].includes(m.type)).map(({ id, ...m }) => m);
+  assert.deepEqual(sent, [
+    { type: "list_docs", limit: 200 }, { type: "list_docs", limit: 200, after: "2:b" },
+    { type: "rename", doc: "d", title: "Plans" }, { type: "share", doc: "d", user: "bob", role: "viewer" },
+    { type: "doc_info", doc: "d" }, { type: "undelete_doc", doc: "gone" }, { type: "list_deleted" },
+  ]);
+  r.closeDocument();
+  assert.equal(r.doc, null);
+  assert.deepEqual(socket.sent.at(-1).type, "close");
   r.stop();
 });

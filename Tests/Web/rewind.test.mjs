@@ -87,7 +87,7 @@ test("after a reconnect, the submit in flight is sent again with the same tx, af
 
 test("rewind.js exports what it always did, the modules' own", async () => {
   const entry = await import("../../web/rewind.js");
-  assert.deepEqual(Object.keys(entry).sort(), ["Doc", "LocalDocument", "RewindClient", "connect", "pair", "scalars", "transform", "wsURL"]);
+  assert.deepEqual(Object.keys(entry).sort(), ["Doc", "Library", "LocalDocument", "RewindClient", "connect", "pair", "scalars", "transform", "wsURL"]);
   assert.equal(entry.Doc, (await import("../../web/doc.js")).Doc);
   assert.equal(entry.transform, (await import("../../web/transform.js")).transform);
   assert.equal(entry.RewindClient, (await import("../../web/client.js")).RewindClient);
