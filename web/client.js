@@ -177,9 +177,12 @@ export class RewindClient extends Library {
     return result !== "diverged";
   }
 
-  /** A local edit: shown at once, committed in order (throws when it does not apply to what is shown). */
-  edit(ops, { newSegment = false } = {}) {
-    this.document.edit(ops, newSegment);
+  /**
+   * A local edit: shown at once, committed in order (throws when it does not apply to what is shown).
+   * `action` makes it an undo group of its own by that name ("Move", "Resize"); else the server names it.
+   */
+  edit(ops, { newSegment = false, action = null } = {}) {
+    this.document.edit(ops, newSegment, action);
     this.pump();   // on the wire before the page redraws
     this.emit("document");
   }
@@ -193,7 +196,7 @@ export class RewindClient extends Library {
   }
 
   sendSubmit(s) {
-    const fields = { doc: this.doc, tx: s.tx, base: s.base, ops: s.ops };
+    const fields = { doc: this.doc, tx: s.tx, base: s.base, ops: s.ops, ...(s.action ? { action: s.action } : {}) };
     this.request("submit", fields).then(() => this.pump()).catch((e) => {
       if (e.code === "unavailable") return;   // sent again after the reconnect
       if (this.document.inFlight?.tx === s.tx) { this.document.dropPending(); this.emit("document"); }

@@ -9,6 +9,7 @@ import { fillMirror, markPeers } from "./editor-presence.js";
 import { renderPromptState } from "./editor-prompts.js";
 import { loadInfo } from "./editor-title.js";
 import { renderPeople } from "./editor-share.js";
+import { boxDrawn } from "./editor-boxes.js";
 
 /** What a node is called on the page: its `title` prop, else what it is ("Text", "Box"). */
 export const nodeName = (n) => (typeof n.props?.title === "string" && n.props.title) || (n.kind === "text" ? "Text" : "Box");
@@ -40,6 +41,7 @@ export function render() {
   document.body.classList.toggle("scrubbing", !!scrub);
   $("scrub-banner").classList.toggle("hidden", !scrub);
   const active = document.activeElement?.dataset?.node;
+  const activeBox = document.activeElement?.classList?.contains("node");
   const keep = new Map([...canvas.querySelectorAll("textarea")].map((t) => [t.dataset.node, t]));
   canvas.replaceChildren();
   let bottom = 0;
@@ -57,7 +59,10 @@ export function render() {
       label.className = "label";
       label.textContent = nodeName(c);
       box.append(label);
+      box.setAttribute("role", "group");
+      box.setAttribute("aria-label", nodeName(c));
       if (c.kind === "text") box.append(textBox(childID, c, keep.get(childID)));
+      boxDrawn(box, childID);
       markPeers(box, client.presence, childID);
       into.append(box);
       draw(childID, box, ox + x, oy + y);
@@ -65,7 +70,7 @@ export function render() {
   };
   draw("root", canvas, 0, 0);
   canvas.style.height = Math.max(bottom, 300) + "px";
-  if (active) canvas.querySelector(`textarea[data-node="${CSS.escape(active)}"]`)?.focus({ preventScroll: true });
+  if (active) canvas.querySelector(`${activeBox ? ".node" : "textarea"}[data-node="${CSS.escape(active)}"]`)?.focus({ preventScroll: true });
   restoreCaret();
   renderPromptState();
 }

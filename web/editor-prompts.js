@@ -17,6 +17,9 @@ export function renderPromptState() {
   $("redo").disabled = b.redo.disabled;
   $("undo").textContent = b.undo.text;
   $("redo").textContent = b.redo.text;
+  const mac = /Mac|iPhone|iPad/.test(globalThis.navigator?.platform ?? "");
+  $("undo").title = `${b.undo.text} (${mac ? "⌘Z" : "Ctrl+Z"})`;
+  $("redo").title = `${b.redo.text} (${mac ? "⇧⌘Z" : "Shift+Ctrl+Z"})`;
 }
 
 export const undo = () => act(() => page.client.undo());

@@ -7,6 +7,7 @@ import { render } from "./editor-document.js";
 import { renderPrompts } from "./editor-prompts.js";
 import { renderTitle } from "./editor-title.js";
 import { renderPeople } from "./editor-share.js";
+import { refreshChanges } from "./editor-changes.js";
 
 /** The status line: connected, reconnecting or offline, and whether edits wait to be sent (`pending`). */
 export function statusText(status, pending) {
@@ -29,5 +30,6 @@ export function changed(kind) {
   if (kind === "prompts") renderPrompts();
   if (kind === "title") renderTitle();
   if (kind === "presence") renderPeople();
+  if ((kind === "promptState" || kind === "document") && !$("editor").classList.contains("hidden")) refreshChanges();
   if (kind === "failed" && page.client.lastError) $("error").textContent = page.client.lastError.message;
 }

@@ -24,6 +24,6 @@ export function diffOps(node, shown, value) {
 /** The tree's shape: ids, parents, kinds, frames. While it stays the same, a redraw only updates texts and presence. */
 export function shapeOf(doc, scrubbing) {
   let key = scrubbing ? "scrub:" : "live:";
-  for (const [id, n] of doc.nodes) key += id + "\u0000" + n.parent + "\u0000" + n.kind + "\u0000" + n.frame.join(",") + "\u0000" + n.children.join(",") + "\u0001";
+  for (const [id, n] of doc.nodes) key += id + "\u0000" + n.parent + "\u0000" + n.kind + "\u0000" + n.frame.join(",") + "\u0000" + n.children.join(",") + "\u0000" + (n.props?.title ?? "") + "\u0001";
   return key;
 }

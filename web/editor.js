@@ -10,7 +10,9 @@
 //   editor-prompts.js   undo, redo, shake, prompts as alerts
 //   editor-keys.js      keyboard shortcuts, a phone shaken
 //   editor-history.js   the history slider (scrub)
+//   editor-changes.js   "Your changes": your undo groups, undone or redone down to one
 //   editor-nodes.js     Add text, Add box
+//   editor-boxes.js     boxes selected, moved and resized by mouse and keyboard
 //   editor-status.js    what each of the client's "change" events redraws; the status line
 //   editor-page.js      the page's state, shared
 
@@ -24,7 +26,9 @@ import { installStart } from "./editor-start.js";
 import { installPrompts } from "./editor-prompts.js";
 import { installKeys } from "./editor-keys.js";
 import { installHistory } from "./editor-history.js";
+import { installChanges } from "./editor-changes.js";
 import { installNodes } from "./editor-nodes.js";
+import { installBoxes } from "./editor-boxes.js";
 
 installSignIn();
 installRoute();
@@ -35,7 +39,9 @@ installStart();
 installPrompts();
 installKeys();
 installHistory();
+installChanges();
 installNodes();
+installBoxes();
 
 // A link's fragment signs in (taken out of the address at once; never sent to a server), else the tab's sign-in.
 signInFromPage();

@@ -14,8 +14,10 @@ export class LocalDocument {
     this.confirmed = new Doc();
     this.version = 0;
     this.view = new Doc();
-    this.inFlight = null;   // {tx, base, ops (as sent), current (transformed since)}
+    this.inFlight = null;   // {tx, base, ops (as sent), current (transformed since), action?}
     this.buffered = [];
+    this.actions = [];      // each buffered segment's undo name (null: the server names it), in step with `buffered`
+    this.sealed = false;    // the last segment is named: the next edit starts another
     this.selection = null;  // {node, start, end} in view positions
   }
 
@@ -26,23 +28,32 @@ export class LocalDocument {
     this.version = version;
     this.inFlight = null;
     this.buffered = [];
+    this.actions = [];
     this.view = doc.clone();
     this.clampSelection();
   }
 
-  /** A local edit, shown at once (throws, changing nothing, when it does not apply to the view). */
-  edit(ops, newSegment = false) {
+  /**
+   * A local edit, shown at once (throws, changing nothing, when it does not apply to the view).
+   * With `action` it is a submit (an undo group) of its own, by that name ("Move").
+   */
+  edit(ops, newSegment = false, action = null) {
     this.view.applyAll(ops);
-    if (newSegment || this.buffered.length === 0) this.buffered.push([...ops]);
-    else this.buffered[this.buffered.length - 1].push(...ops);
+    if (newSegment || action || this.sealed || this.buffered.length === 0) {
+      this.buffered.push([...ops]);
+      this.actions.push(action);
+    } else this.buffered[this.buffered.length - 1].push(...ops);
+    this.sealed = !!action;
   }
 
   /** The next submit, when none is in flight (null: nothing to send). */
   nextSubmit(tx) {
     if (this.inFlight || this.buffered.length === 0) return null;
     const ops = this.buffered.shift();
+    const action = this.actions.shift() ?? null;
+    if (this.buffered.length === 0) this.sealed = false;
     if (ops.length === 0) return null;
-    this.inFlight = { tx, base: this.version, ops, current: ops };
+    this.inFlight = { tx, base: this.version, ops, current: ops, ...(action ? { action } : {}) };
     return this.inFlight;
   }
 
@@ -68,6 +79,7 @@ export class LocalDocument {
   dropPending() {
     this.inFlight = null;
     this.buffered = [];
+    this.actions = [];
     this.rebuildView();
   }
 

@@ -442,6 +442,49 @@ class EditorTests(unittest.TestCase):
         self.wait(a, lambda d: "draft-8" in [r[3] for r in self.rows(d)], "back on the list after Undelete")
         t.close()
 
+    def frame_of(self, doc, node):
+        return json.loads(self.server.admin(["replay", doc]))["state"]["nodes"][node]["frame"]
+
+    def test_8d_boxes_moved_and_resized_by_mouse_and_keys_undone_from_your_changes(self):
+        self.shared_doc("boxes-8")
+        a = self.page("alice", "boxes-8")
+        self.wait(a, lambda d: self.text_of(d) == "", "the document")
+        box = a.find_element(By.CSS_SELECTOR, '.node[data-node="title"]')
+        ActionChains(a).move_to_element(box).click_and_hold().move_by_offset(60, 20).move_by_offset(40, 30).release().perform()
+        self.wait(a, lambda d: self.button(d, "undo").text == "Undo Move", "Undo Move (it reads %r)" % self.button(a, "undo").text)
+        self.wait(a, self.settled, "the move committed")
+        self.assertEqual(self.frame_of("boxes-8", "title"), [120, 70, 480, 40], "one set frame, where the mouse let go")
+        grip = a.find_element(By.CSS_SELECTOR, '.node[data-node="title"] > .grip')
+        self.assertTrue(grip.is_displayed(), "the selected box shows its grip")
+        ActionChains(a).move_to_element(grip).click_and_hold().move_by_offset(40, 20).release().perform()
+        self.wait(a, lambda d: self.button(d, "undo").text == "Undo Resize", "Undo Resize")
+        self.wait(a, self.settled, "the resize committed")
+        self.assertEqual(self.frame_of("boxes-8", "title"), [120, 70, 520, 60])
+        self.assertEqual(self.button(a, "undo").get_attribute("title"), "Undo Resize (Ctrl+Z)", "the tooltip names the key")
+        # The keyboard: the selected box has the focus; an arrow moves it 10 px.
+        self.wait(a, lambda d: d.execute_script("return document.activeElement?.dataset?.node") == "title", "the box focused")
+        a.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
+        self.wait(a, lambda d: self.settled(d) and self.frame_of("boxes-8", "title") == [130, 70, 520, 60], "moved by the arrow key")
+        self.shot(a, "move-resize")
+        # Your changes: newest first (the set-up, alice's too, is an unnamed edit); choosing the third undoes three.
+        self.button(a, "changes-toggle").click()
+        self.wait(a, lambda d: [b.text for b in d.find_elements(By.CSS_SELECTOR, "#undo-list button")] == ["Undo Move", "Undo Resize", "Undo Move", "Undo Edit"],
+                  "four groups listed (%r)" % [b.text for b in a.find_elements(By.CSS_SELECTOR, "#undo-list button")])
+        self.shot(a, "your-changes")
+        a.find_elements(By.CSS_SELECTOR, "#undo-list button")[2].click()
+        self.wait(a, lambda d: self.settled(d) and self.frame_of("boxes-8", "title") == [20, 20, 480, 40], "all three undone")
+        self.wait(a, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#redo-list button")) == 3, "three to redo")
+        # A viewer's page moves nothing.
+        t = self.terminal("alice")
+        assert t.request("share", doc="boxes-8", user="bob", role="viewer")["ok"]
+        b = self.page("bob", "boxes-8")
+        self.wait(b, lambda d: self.text_of(d) == "", "bob's page")
+        vbox = b.find_element(By.CSS_SELECTOR, '.node[data-node="title"]')
+        ActionChains(b).move_to_element(vbox).click_and_hold().move_by_offset(50, 50).release().perform()
+        time.sleep(0.5)
+        self.assertEqual(self.frame_of("boxes-8", "title"), [20, 20, 480, 40], "a viewer cannot move a box")
+        t.close()
+
 
 if __name__ == "__main__":
     result = unittest.main(exit=False, verbosity=2).result
