@@ -92,6 +92,7 @@ export class RewindClient extends Library {
     this.sent = 0;                   // submits made (tx numbering)
     this.catchingUp = false;
     this.focused = null;
+    this.formerClients = new Set();  // client ids of kept edits this one sends (offline.js)
   }
 
   /** After each hello: the quick actions it lists, then the open document caught up (or, with none, ready). */
@@ -172,7 +173,9 @@ export class RewindClient extends Library {
   }
 
   applyEvent(e) {
-    const result = this.document.apply({ version: e.version, ops: e.ops, tx: e.tx, own: e.user === (this.shownAs ?? this.user) && e.client === this.client });
+    // Own: this terminal's, or a page's before a reload whose kept edits it sends (offline.js).
+    const own = e.user === (this.shownAs ?? this.user) && (e.client === this.client || this.formerClients.has(e.client));
+    const result = this.document.apply({ version: e.version, ops: e.ops, tx: e.tx, own });
     if (result === "gap" && !this.catchingUp) { this.catchUp().then(() => { this.emit("document"); this.pump(); }).catch(() => {}); }
     return result !== "diverged";
   }

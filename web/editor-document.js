@@ -7,14 +7,15 @@ import { $, page } from "./editor-page.js";
 import { diffOps, shapeOf, toPoints, toUnits } from "./editor-text.js";
 import { fillMirror, markPeers } from "./editor-presence.js";
 import { renderPromptState } from "./editor-prompts.js";
-import { loadInfo } from "./editor-title.js";
+import { loadInfo, renderTitle } from "./editor-title.js";
 import { renderPeople } from "./editor-share.js";
 import { boxDrawn } from "./editor-boxes.js";
+import { restoreInto } from "./offline.js";
 
 /** What a node is called on the page: its `title` prop, else what it is ("Text", "Box"). */
 export const nodeName = (n) => (typeof n.props?.title === "string" && n.props.title) || (n.kind === "text" ? "Text" : "Box");
 
-export async function openDocument(doc) {
+function showEditor() {
   $("start").classList.add("hidden");
   $("editor").classList.remove("hidden");
   $("home").classList.remove("hidden");
@@ -22,10 +23,27 @@ export async function openDocument(doc) {
   page.scrub = null;
   page.drawnShape = null;
   $("scrubber").classList.add("hidden");
+}
+
+/** A document restored from kept edits before the server answered: drawn from what was kept (the sign-in's route reads its title later). */
+export function showKept() {
+  showEditor();
+  renderTitle();
+  render();
+}
+
+/** Opens `doc`: its kept edits if this browser has some (caught up and sent once connected), else fresh. */
+export async function openDocument(doc) {
+  showEditor();
+  const client = page.client;
+  const fresh = client.doc !== doc || !client.loaded;
+  const waiting = fresh ? await page.kept?.load(client.helloUser, doc).catch(() => null) : null;
+  // Started in this order, the open first: it names the client's document at once, which the title's answer checks.
+  const opening = !fresh ? Promise.resolve()
+    : waiting ? (restoreInto(client, waiting), client.status === "ready" ? client.reopen() : Promise.resolve())
+    : client.open(doc);
   const info = loadInfo(doc);
-  try {
-    await page.client.open(doc);
-  } catch (e) { $("error").textContent = e.code === "not_found" ? `No document “${doc}” that you can open.` : e.message; }
+  try { await opening; } catch (e) { $("error").textContent = e.code === "not_found" ? `No document “${doc}” that you can open.` : e.message; }
   await info;
   render();
   renderPeople();

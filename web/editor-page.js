@@ -11,6 +11,7 @@ export const page = {
   shown: null,        // what the page shows: a document's id, or "" for home (editor-route.js)
   shownFor: null,     // the client it was shown for (a new sign-in shows it again)
   role: null,         // the caller's role on the open document (doc_info)
+  kept: null,         // this browser's unsent edits (offline.js KeptEdits, set by editor-signin.js)
 };
 
 /** Runs a request the user asked for; its error goes to the error line. */

@@ -65,6 +65,7 @@ async function setRole(user, role) {
 
 export function openShare() {
   $("share-error").textContent = "";
+  $("members").replaceChildren();   // nothing stale while the members are read
   $("share-dialog").classList.remove("hidden");
   $("share-add").elements.user.focus();
   loadMembers();

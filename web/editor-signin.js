@@ -4,9 +4,15 @@
 // app's backend signed) is read once, then replaced by what it opens (#doc=…).
 
 import { RewindClient } from "./rewind.js";
+import { KeptEdits, restoreInto } from "./offline.js";
 import { $, page } from "./editor-page.js";
 import { changed } from "./editor-status.js";
-import { route } from "./editor-route.js";
+import { docIn, route } from "./editor-route.js";
+import { showKept } from "./editor-document.js";
+
+/** This browser's unsent edits, per user and document (IndexedDB). */
+export const kept = new KeptEdits();
+page.kept = kept;
 
 const KEY = "rewind.signin";
 
@@ -29,6 +35,11 @@ export function credentialsIn(hash) {
   return null;
 }
 
+/** A signed token's `sub`, read without checking it (only to find this browser's kept edits before the server answers). */
+export function jwtSubject(token) {
+  try { return JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).sub ?? null; } catch { return null; }
+}
+
 function remembered(storage) {
   try { return JSON.parse(storage.getItem(KEY)); } catch { return null; }
 }
@@ -48,7 +59,16 @@ export async function signIn(user, token) {
   const client = new RewindClient({ ...(user ? { user } : {}), token });
   page.client = client;
   client.addEventListener("change", (e) => changed(e.detail));
+  kept.attach(client);
   $("signin-error").textContent = "";
+  $("signin").classList.add("hidden");   // back with the reason if the server refuses
+  // Edits kept from before a reload are shown at once, even with the server away; the hello sends them.
+  const waiting = await kept.load(user ?? jwtSubject(token), docIn(location.hash)).catch(() => null);
+  if (waiting && page.client === client) {
+    restoreInto(client, waiting);
+    $("who").textContent = user ?? waiting.user;
+    showKept();
+  }
   try {
     await client.start();
   } catch (e) {
@@ -65,7 +85,11 @@ export async function signIn(user, token) {
   await route();
 }
 
-export function signOut() {
+export async function signOut() {
+  const me = page.client?.helloUser;
+  const unsent = me ? await kept.documents(me) : [];
+  if (unsent.length && !confirm(`Changes to ${unsent.length} document(s) are not sent yet and will be lost. Sign out anyway?`)) return;
+  for (const doc of unsent) await kept.forget(me, doc);
   page.client?.stop();
   page.client = null;
   sessionStorage.removeItem(KEY);

@@ -8,18 +8,21 @@ import { renderPrompts } from "./editor-prompts.js";
 import { renderTitle } from "./editor-title.js";
 import { renderPeople } from "./editor-share.js";
 import { refreshChanges } from "./editor-changes.js";
+import { waiting } from "./offline.js";
 
-/** The status line: connected, reconnecting or offline, and whether edits wait to be sent (`pending`). */
+/** The status line: connected, reconnecting or offline, and how many changes wait to be sent (`pending`). */
 export function statusText(status, pending) {
-  const unsent = pending ? " — edits not yet sent are kept" : "";
-  return status === "ready" ? "connected" : status === "reconnecting" ? "reconnecting…" + unsent : status === "offline" ? "offline" + unsent : status;
+  // Connected, changes leave at once: counting them then would flicker with every key.
+  const unsent = pending && (status === "reconnecting" || status === "offline" || status === "connecting") ? ` — ${pending} change${pending === 1 ? "" : "s"} waiting to be sent, kept on this device` : "";
+  const state = status === "ready" ? "connected" : status === "reconnecting" ? "reconnecting…" : status;
+  return state + unsent;
 }
 
-/** The connection's state, always in view: connected, reconnecting or offline, and whether edits wait to be sent. */
+/** The connection's state, always in view: connected, reconnecting or offline, and how many changes wait. */
 function renderStatus() {
   const client = page.client;
   $("status").className = client.status;
-  $("status").textContent = statusText(client.status, client.document.inFlight || client.document.buffered.length);
+  $("status").textContent = statusText(client.status, client.loaded ? waiting(client.document) : 0);
 }
 
 /** A "change" event of the client (`kind`: its detail): what it changed is drawn again. */

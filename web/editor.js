@@ -15,6 +15,7 @@
 //   editor-boxes.js     boxes selected, moved and resized by mouse and keyboard
 //   editor-status.js    what each of the client's "change" events redraws; the status line
 //   editor-page.js      the page's state, shared
+//   offline.js, offline-worker.js   unsent edits kept across a reload (IndexedDB); the page served with the server away
 
 import { page } from "./editor-page.js";
 import { installSignIn, signInFromPage } from "./editor-signin.js";
@@ -46,3 +47,5 @@ installBoxes();
 // A link's fragment signs in (taken out of the address at once; never sent to a server), else the tab's sign-in.
 signInFromPage();
 window.rewind = { get client() { return page.client; } };   // for the browser tests
+// The page opens with the server away (a reload while offline keeps the kept edits in view): offline-worker.js.
+navigator.serviceWorker?.register("/offline-worker.js").catch(() => {});

@@ -17,7 +17,8 @@ export class LocalDocument {
     this.inFlight = null;   // {tx, base, ops (as sent), current (transformed since), action?}
     this.buffered = [];
     this.actions = [];      // each buffered segment's undo name (null: the server names it), in step with `buffered`
-    this.sealed = false;    // the last segment is named: the next edit starts another
+    this.txs = [];          // each buffered segment's tx once it has one (`seal`), in step with `buffered`
+    this.sealed = false;    // the last segment is named or kept: the next edit starts another
     this.selection = null;  // {node, start, end} in view positions
   }
 
@@ -29,6 +30,7 @@ export class LocalDocument {
     this.inFlight = null;
     this.buffered = [];
     this.actions = [];
+    this.txs = [];
     this.view = doc.clone();
     this.clampSelection();
   }
@@ -42,8 +44,19 @@ export class LocalDocument {
     if (newSegment || action || this.sealed || this.buffered.length === 0) {
       this.buffered.push([...ops]);
       this.actions.push(action);
+      this.txs.push(null);
     } else this.buffered[this.buffered.length - 1].push(...ops);
     this.sealed = !!action;
+  }
+
+  /**
+   * Gives every buffered segment a tx (`makeTx()`) and closes the last, so that
+   * what is kept (offline.js) is exactly what will be sent under each tx: a
+   * copy restored after a reload sends the same transactions, committed once.
+   */
+  seal(makeTx) {
+    for (let i = 0; i < this.buffered.length; i++) this.txs[i] ??= makeTx();
+    if (this.buffered.length) this.sealed = true;
   }
 
   /** The next submit, when none is in flight (null: nothing to send). */
@@ -51,6 +64,7 @@ export class LocalDocument {
     if (this.inFlight || this.buffered.length === 0) return null;
     const ops = this.buffered.shift();
     const action = this.actions.shift() ?? null;
+    tx = this.txs.shift() ?? tx;
     if (this.buffered.length === 0) this.sealed = false;
     if (ops.length === 0) return null;
     this.inFlight = { tx, base: this.version, ops, current: ops, ...(action ? { action } : {}) };
@@ -68,6 +82,14 @@ export class LocalDocument {
       this.rebuildView();
       return "own";
     }
+    if (!this.inFlight && own && tx && tx === this.txs[0]) {
+      // Sent by this page before a reload, and kept as not sent (offline.js): committed, so no longer pending.
+      this.buffered.shift();
+      this.actions.shift();
+      this.txs.shift();
+      this.rebuildView();
+      return "own";
+    }
     let theirs = ops;
     if (this.inFlight) [this.inFlight.current, theirs] = transform(this.inFlight.current, theirs);
     for (let i = 0; i < this.buffered.length; i++) [this.buffered[i], theirs] = transform(this.buffered[i], theirs);
@@ -80,6 +102,7 @@ export class LocalDocument {
     this.inFlight = null;
     this.buffered = [];
     this.actions = [];
+    this.txs = [];
     this.rebuildView();
   }
 

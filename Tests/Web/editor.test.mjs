@@ -104,7 +104,8 @@ test("editor-history, editor-nodes, editor-status, editor-signin: their small lo
   assert.deepEqual(newNodeOp(v, "view", "c", 2).frame, [20, 174, 300, 120], "below the root's children");
   assert.equal(statusText("ready", 1), "connected");
   assert.equal(statusText("reconnecting", 0), "reconnecting…");
-  assert.equal(statusText("offline", 1), "offline — edits not yet sent are kept");
+  assert.equal(statusText("offline", 1), "offline — 1 change waiting to be sent, kept on this device");
+  assert.equal(statusText("reconnecting", 3), "reconnecting… — 3 changes waiting to be sent, kept on this device");
   assert.equal(statusText("closed", 1), "closed");
   assert.deepEqual(params("#user=alice&token=a%2Bb&doc=d"), { user: "alice", token: "a+b", doc: "d" });
   assert.deepEqual(params(""), {});
@@ -116,9 +117,9 @@ test("editor-page and editor-status: a request's error on the error line; change
   assert.equal(els.error.textContent, "refused");
   await act(async () => {});
   assert.equal(els.error.textContent, "", "cleared by the next");
-  page.client = { status: "offline", document: { inFlight: null, buffered: [[]] }, lastError: new Error("gone") };
+  page.client = { status: "offline", loaded: true, document: { inFlight: { tx: "a" }, buffered: [[{ op: "x" }], []] }, lastError: new Error("gone") };
   changed("status");
-  assert.deepEqual([els.status.className, els.status.textContent], ["offline", "offline — edits not yet sent are kept"]);
+  assert.deepEqual([els.status.className, els.status.textContent], ["offline", "offline — 2 changes waiting to be sent, kept on this device"]);
   changed("document");   // the editor hidden: nothing drawn (render would need the canvas)
   changed("shortcuts");  // the start screen hidden: nothing drawn
   changed("failed");

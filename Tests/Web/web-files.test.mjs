@@ -30,3 +30,10 @@ test("imports are of modules beside them; index.html loads the editor's entry an
   assert.match(html, /<link rel="modulepreload" href="\/rewind\.js">/);
   assert.doesNotMatch(html, /<script type="module">/, "no inline script");
 });
+
+test("the offline worker precaches the page and every module (and nothing else)", () => {
+  const source = readFileSync(new URL("offline-worker.js", dir), "utf8");
+  const list = JSON.parse(source.match(/const PRECACHE = (\[[\s\S]*?\]);/)[1].replace(/,\s*\]/, "]"));
+  const modules = files.filter((f) => f.endsWith(".js") && f !== "offline-worker.js").map((f) => "/" + f);
+  assert.deepEqual([...list].sort(), ["/", ...modules].sort());
+});
