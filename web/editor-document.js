@@ -11,11 +11,13 @@ import { loadInfo, renderTitle } from "./editor-title.js";
 import { renderPeople } from "./editor-share.js";
 import { boxDrawn } from "./editor-boxes.js";
 import { restoreInto } from "./offline.js";
+import { offerMotionPermission } from "./editor-keys.js";
 
 /** What a node is called on the page: its `title` prop, else what it is ("Text", "Box"). */
 export const nodeName = (n) => (typeof n.props?.title === "string" && n.props.title) || (n.kind === "text" ? "Text" : "Box");
 
 function showEditor() {
+  offerMotionPermission();
   $("start").classList.add("hidden");
   $("editor").classList.remove("hidden");
   $("home").classList.remove("hidden");

@@ -44,4 +44,17 @@ export function installKeys() {
     if (!a || $("editor").classList.contains("hidden")) return;
     if (shaken(a, Date.now())) shake();
   });
+  $("shake-permission").addEventListener("click", async () => {
+    // iOS asks once, from a tap: until then no `devicemotion` reaches the page.
+    try { motionAllowed = (await DeviceMotionEvent.requestPermission()) === "granted"; } catch { motionAllowed = false; }
+    offerMotionPermission();
+    if (!motionAllowed) $("error").textContent = "Motion access was not allowed: shake with the Shake button (or Alt+Shift+Z).";
+  });
+}
+
+let motionAllowed = false;
+/** On a phone or tablet where motion needs a permission (iOS Safari), the button that asks for it, until it is given. */
+export function offerMotionPermission() {
+  const asks = typeof globalThis.DeviceMotionEvent?.requestPermission === "function" && globalThis.navigator?.maxTouchPoints > 0;
+  $("shake-permission").classList.toggle("hidden", !asks || motionAllowed);
 }

@@ -56,6 +56,11 @@ export function renderPrompts() {
     b.addEventListener("click", () => act(() => page.client.respond(p.id, a.id)));
     actions.append(b);
   }
+  // Escape is the cancel action, as on every platform's alerts (the server dismisses it everywhere).
+  const cancel = p.actions.find((a) => a.style === "cancel");
+  alert.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && cancel) { e.preventDefault(); act(() => page.client.respond(p.id, cancel.id)); }
+  });
   backdrop.append(alert);
   host.append(backdrop);
   actions.querySelector("button:not(.cancel)")?.focus() ?? actions.querySelector("button")?.focus();

@@ -23,7 +23,7 @@ export function renderPeople() {
   for (const name of peopleIn(page.client?.presence ?? new Map())) {
     const a = document.createElement("span");
     a.className = "avatar";
-    a.setAttribute("role", "listitem");
+    a.setAttribute("role", "img");
     a.title = name;
     a.setAttribute("aria-label", name);
     a.style.background = colorOf(name);

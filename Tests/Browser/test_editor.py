@@ -27,6 +27,9 @@ from selenium.webdriver.support.ui import WebDriverWait
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("REWIND_BIN_DIR", os.path.join(ROOT, ".build", "debug"))
 SHOTS = os.environ.get("REWIND_SCREENSHOTS")
+# axe-core's script (scripts/test installs axe-selenium-python, which carries it, into .build-venv).
+AXE = os.environ.get("REWIND_AXE_JS") or next(iter(__import__("glob").glob(os.path.join(
+    ROOT, ".build-venv/lib/python3*/site-packages/axe_selenium_python/node_modules/axe-core/axe.min.js"))), None)
 
 
 def free_port():
@@ -513,6 +516,92 @@ class EditorTests(unittest.TestCase):
         self.wait(a, lambda d: self.text_of(d) == "before away more", "nothing kept to send again after a reload")
         self.wait(a, self.settled, "settled")
         self.assertEqual(self.server.text("offline-8", "t"), "before away more")
+
+    def test_8f_a_phone_shaken_asks_the_servers_shake_prompt(self):
+        self.shared_doc("phone-8")
+        a = self.page("alice", "phone-8")
+        self.wait(a, lambda d: self.text_of(d) == "", "the document")
+        self.type_into(a, "oops")
+        self.wait(a, lambda d: self.button(d, "undo").text == "Undo Typing", "something to undo")
+        # iOS: motion needs a permission asked from a tap; the page offers the button where the browser asks.
+        self.assertFalse(a.find_element(By.ID, "shake-permission").is_displayed(), "not offered on a desktop")
+        a.execute_script("""DeviceMotionEvent.requestPermission = async () => { window.asked = (window.asked ?? 0) + 1; return 'granted'; };
+                            Object.defineProperty(navigator, 'maxTouchPoints', { get: () => 5 });""")
+        self.button(a, "home").click()
+        self.home(a)
+        a.find_element(By.CSS_SELECTOR, '.doc-row[data-doc="phone-8"]').click()
+        allow = self.wait(a, lambda d: d.find_element(By.ID, "shake-permission").is_displayed() and d.find_element(By.ID, "shake-permission"),
+                          "Allow shake to undo, offered")
+        allow.click()
+        self.wait(a, lambda d: d.execute_script("return window.asked") == 1 and not d.find_element(By.ID, "shake-permission").is_displayed(), "asked once, then hidden")
+        # Two strong jolts within half a second: the shake prompt, as the Shake button would.
+        a.execute_script("""for (const x of [30, -30]) window.dispatchEvent(new DeviceMotionEvent('devicemotion',
+                            {acceleration: {x, y: 0, z: 0}, accelerationIncludingGravity: {x, y: 0, z: 9.8}, interval: 16}));""")
+        alert = self.wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, "[role=alertdialog]"), "the shake alert")[0]
+        self.assertEqual(alert.find_element(By.TAG_NAME, "h2").text, "Undo Typing")
+        # A gentle movement asks nothing.
+        [btn for btn in alert.find_elements(By.TAG_NAME, "button") if btn.text == "Cancel"][0].click()
+        self.wait(a, lambda d: not d.find_elements(By.CSS_SELECTOR, "[role=alertdialog]"), "dismissed")
+        a.execute_script("""for (const x of [3, -3]) window.dispatchEvent(new DeviceMotionEvent('devicemotion', {acceleration: {x, y: 0, z: 0}}));""")
+        time.sleep(0.5)
+        self.assertFalse(a.find_elements(By.CSS_SELECTOR, "[role=alertdialog]"), "no alert for a gentle movement")
+
+    def axe(self, b, where):
+        """axe-core on the page as it is: the serious and critical violations (none expected), each with where it is."""
+        self.assertIsNotNone(AXE, "axe-core's script not found: run scripts/test (it installs axe-selenium-python into .build-venv)")
+        with open(AXE) as f:
+            b.execute_script(f.read())
+        result = b.execute_async_script("const done = arguments[0]; axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations))")
+        bad = ["%s (%s): %s" % (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:4]) for v in result if v["impact"] in ("serious", "critical")]
+        self.assertEqual(bad, [], "axe on %s" % where)
+        return result
+
+    def test_8g_every_screen_passes_axe_and_works_at_375_px(self):
+        self.shared_doc("axe-8", "some text")
+        t = self.terminal("alice")
+        assert t.request("create_doc", doc="axe-gone", title="Gone")["ok"]
+        assert t.request("delete_doc", doc="axe-gone")["ok"]
+        t.close()
+        b = browser()
+        self.pages.append(b)
+        b.get("http://127.0.0.1:%d/" % self.server.port)
+        self.wait(b, lambda d: d.find_element(By.ID, "signin").is_displayed(), "the sign-in form")
+        self.axe(b, "the sign-in form")
+        a = self.page("alice")
+        self.home(a)
+        a.find_element(By.CSS_SELECTOR, "#deleted-box summary").click()
+        self.axe(a, "the home screen")
+        a.find_element(By.CSS_SELECTOR, '.doc-row[data-doc="axe-8"]').click()
+        self.wait(a, lambda d: self.text_of(d) == "some text", "the document")
+        self.button(a, "changes-toggle").click()
+        self.axe(a, "a document, with Your changes")
+        self.button(a, "history").click()
+        self.wait(a, lambda d: "of" in d.find_element(By.ID, "scrub-version").text, "the history slider")
+        self.axe(a, "the history slider")
+        self.button(a, "scrub-cancel").click()
+        self.button(a, "share").click()
+        self.wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, "#members li"), "the Share dialog")
+        self.axe(a, "the Share dialog")
+        self.button(a, "share-done").click()
+        self.type_into(a, "!")
+        self.wait(a, lambda d: self.button(d, "undo").text == "Undo Typing", "something to undo")
+        self.button(a, "shake").click()
+        self.wait(a, lambda d: d.find_elements(By.CSS_SELECTOR, "[role=alertdialog]"), "the shake alert")
+        self.axe(a, "the shake alert")
+        self.assertEqual(a.switch_to.active_element.tag_name, "button", "the alert takes the focus")
+        a.switch_to.active_element.send_keys(Keys.ESCAPE)
+        self.wait(a, lambda d: not d.find_elements(By.CSS_SELECTOR, "[role=alertdialog]"), "Escape to cancel the alert")
+        # A phone's width: nothing wider than the screen, every control reachable.
+        a.set_window_size(375, 812)
+        self.wait(a, lambda d: d.execute_script("return document.documentElement.clientWidth") <= 375, "a 375 px viewport")
+        for where in ("document", "home"):
+            if where == "home":
+                self.button(a, "home").click()
+                self.home(a)
+            overflow = a.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            self.assertLessEqual(overflow, 0, "the %s is no wider than 375 px (%d px more)" % (where, overflow))
+            self.shot(a, "phone-%s" % where)
+            self.axe(a, "the %s at 375 px" % where)
 
 
 if __name__ == "__main__":

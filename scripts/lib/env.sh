@@ -71,6 +71,24 @@ rewind_install_test_deps() {
     "$REWIND_PYTHON" -c 'import jwt' 2>/dev/null || die "$REWIND_PYTHON cannot import jwt (Debian's python3-jwt: the example app backend the browser tests use)"
 }
 
+# The test tools Debian does not package, from PyPI, in .build-venv/ (git-ignored):
+# schemathesis (scripts/api-check) and axe-selenium-python, whose copy of
+# axe-core's script the browser tests inject to check accessibility (only the
+# script is used: --no-deps, Debian's selenium drives the browser).
+# REWIND_AXE_JS names that script.
+rewind_test_venv() {
+    local venv="$REWIND_ROOT/.build-venv"
+    if [ ! -x "$venv/bin/schemathesis" ] || ! ls "$venv"/lib/python3*/site-packages/axe_selenium_python >/dev/null 2>&1; then
+        dpkg -s python3-venv >/dev/null 2>&1 || rewind_install_test_deps
+        say "installing schemathesis and axe-selenium-python into .build-venv (PyPI)"
+        [ -x "$venv/bin/pip" ] || /usr/bin/python3 -m venv "$venv"
+        "$venv/bin/pip" install -q "schemathesis==4.32.5"
+        "$venv/bin/pip" install -q --no-deps "axe-selenium-python==2.1.6"
+    fi
+    REWIND_AXE_JS="$(ls "$venv"/lib/python3*/site-packages/axe_selenium_python/node_modules/axe-core/axe.min.js | head -n 1)"
+    export REWIND_AXE_JS
+}
+
 # The PostgreSQL binaries (initdb, pg_ctl) of the newest installed version.
 pg_bindir() {
     local d
