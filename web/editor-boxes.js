@@ -16,7 +16,7 @@ export function dragged(frame, dx, dy, resizing) {
 export function arrowStep(e) {
   const step = e.shiftKey ? 1 : 10;
   const d = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] }[e.key];
-  return d ? { dx: d[0], dy: d[1], resizing: e.altKey } : null;
+  return d ? { dx: d[0], dy: d[1], resizing: !!e.altKey } : null;
 }
 
 const mayEdit = () => page.role === "owner" || page.role === "editor";

@@ -93,6 +93,7 @@ export function render() {
   if (active) canvas.querySelector(`${activeBox ? ".node" : "textarea"}[data-node="${CSS.escape(active)}"]`)?.focus({ preventScroll: true });
   restoreCaret();
   renderPromptState();
+  $("history").disabled = !scrub && client.document.version === 0;   // nothing to go back to yet
 }
 
 /** Same shape: each text box's text, others' carets, and who is where; the DOM stays (and so does the focus). */

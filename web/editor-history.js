@@ -7,8 +7,8 @@ import { render } from "./editor-document.js";
 /** The slider's value (0…100) as the `scrub` request's progress (0…1). */
 export const progressOf = (value) => Number(value) / 100;
 
-/** What the slider says: the version shown, of the head's. */
-export const scrubLabel = (shown, head) => `${shown} of ${head}`;
+/** What the slider says: the version shown, of the head's, and what the ends are. */
+export const scrubLabel = (shown, head) => `${shown} of ${head}` + (shown === 0 ? " (before the first edit)" : shown === head ? " (now)" : "");
 
 async function scrubTo(progress) {
   try {

@@ -4,8 +4,9 @@ chromium-driver) driven by selenium, against the real server and PostgreSQL.
     python3 Tests/Browser/test_editor.py        (scripts/test runs it, with PG* set)
 
 REWIND_SCREENSHOTS=DIR saves the screenshots docs/protocol.md shows, "The web editor"
-(start screen, two people in a document, the shake alert, the history slider; README.md
-shows the first two) into DIR.
+(your documents, sharing, two people in a document, boxes and Your changes, the shake
+alert, the history slider, a reload offline, a phone's width; README.md shows the first
+and the third) into DIR: REWIND_SCREENSHOTS=docs/screenshots to renew them.
 """
 import json
 import os

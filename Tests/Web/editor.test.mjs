@@ -97,7 +97,9 @@ test("editor-keys: what a key asks for; two strong jolts within half a second ar
 
 test("editor-history, editor-nodes, editor-status, editor-signin: their small logic", () => {
   assert.equal(progressOf("25"), 0.25);
-  assert.equal(scrubLabel(0, 7), "0 of 7");
+  assert.equal(scrubLabel(0, 7), "0 of 7 (before the first edit)");
+  assert.equal(scrubLabel(3, 7), "3 of 7");
+  assert.equal(scrubLabel(7, 7), "7 of 7 (now)");
   const v = new Doc();
   assert.deepEqual(newNodeOp(v, "text", "web-abcdefgh", 1), { op: "create", node: "text-cdefgh-1", parent: "root", kind: "text", frame: [20, 20, 460, 90], focusable: true, text: "" });
   v.applyAll([{ op: "create", node: "a", parent: "root", kind: "view", frame: [0, 100, 10, "50"] }]);
