@@ -186,6 +186,12 @@ class EditorTests(unittest.TestCase):
         return b.execute_script("""return [...document.querySelectorAll('#doc-list .doc-row')].map(r =>
             [r.querySelector('.title').textContent, r.querySelector('.badge')?.textContent ?? null, r.querySelector('.meta').textContent, r.dataset.doc])""")
 
+    def open_row(self, b, doc):
+        """Clicks a document on the home screen (scrolled to the middle first: the header stays on top)."""
+        row = self.wait(b, lambda d: d.find_element(By.CSS_SELECTOR, '.doc-row[data-doc="%s"]' % doc), "%s on the list" % doc)
+        b.execute_script("arguments[0].scrollIntoView({block: 'center'})", row)
+        row.click()
+
     def home(self, b):
         return self.wait(b, lambda d: d.find_element(By.ID, "start").is_displayed() and
                          d.find_element(By.ID, "doc-list").get_attribute("aria-busy") == "false", "the home screen")
@@ -365,7 +371,7 @@ class EditorTests(unittest.TestCase):
         # A click on a row opens it.
         a.back()
         self.home(a)
-        a.find_element(By.CSS_SELECTOR, '.doc-row[data-doc="bobs-8"]').click()
+        self.open_row(a, "bobs-8")
         self.wait(a, lambda d: d.find_element(By.ID, "doc-title").get_attribute("value") == "Bob's budget", "bob's document, open")
         self.assertEqual(a.find_element(By.ID, "doc-title").get_attribute("readonly"), "true", "a viewer cannot rename")
         self.assertFalse(a.find_element(By.ID, "share").is_displayed(), "nor share")
@@ -404,7 +410,7 @@ class EditorTests(unittest.TestCase):
         # Bob's list has it now; he opens it and types; alice sees him.
         b.refresh()
         self.home(b)
-        b.find_element(By.CSS_SELECTOR, '.doc-row[data-doc="team-8"]').click()
+        self.open_row(b, "team-8")
         self.wait(b, lambda d: self.text_of(d) == "", "bob's page on the shared document")
         self.type_into(b, "from bob")
         self.wait(a, lambda d: self.text_of(d) == "from bob", "alice sees bob's typing")
@@ -436,7 +442,7 @@ class EditorTests(unittest.TestCase):
         self.wait(a, lambda d: "draft-8" in [r[3] for r in self.rows(d)], "back on the list after Undo")
         self.assertTrue(t.request("open", doc="draft-8")["ok"])
         # Deleted again; brought back from Recently deleted this time.
-        a.find_element(By.CSS_SELECTOR, '.doc-row[data-doc="draft-8"]').click()
+        self.open_row(a, "draft-8")
         self.wait(a, lambda d: d.find_element(By.ID, "delete-doc").is_displayed(), "the owner's Delete")
         self.button(a, "delete-doc").click()
         self.home(a)
@@ -530,7 +536,7 @@ class EditorTests(unittest.TestCase):
                             Object.defineProperty(navigator, 'maxTouchPoints', { get: () => 5 });""")
         self.button(a, "home").click()
         self.home(a)
-        a.find_element(By.CSS_SELECTOR, '.doc-row[data-doc="phone-8"]').click()
+        self.open_row(a, "phone-8")
         allow = self.wait(a, lambda d: d.find_element(By.ID, "shake-permission").is_displayed() and d.find_element(By.ID, "shake-permission"),
                           "Allow shake to undo, offered")
         allow.click()
@@ -572,7 +578,7 @@ class EditorTests(unittest.TestCase):
         self.home(a)
         a.find_element(By.CSS_SELECTOR, "#deleted-box summary").click()
         self.axe(a, "the home screen")
-        a.find_element(By.CSS_SELECTOR, '.doc-row[data-doc="axe-8"]').click()
+        self.open_row(a, "axe-8")
         self.wait(a, lambda d: self.text_of(d) == "some text", "the document")
         self.button(a, "changes-toggle").click()
         self.axe(a, "a document, with Your changes")
