@@ -477,6 +477,12 @@ class EditorTests(unittest.TestCase):
         a.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
         self.wait(a, lambda d: self.settled(d) and self.frame_of("boxes-8", "title") == [130, 70, 520, 60], "moved by the arrow key")
         self.shot(a, "move-resize")
+        # Ctrl+Z undoes the last (the arrow's move); Shift+Ctrl+Z brings it back.
+        ActionChains(a).key_down(Keys.CONTROL).send_keys("z").key_up(Keys.CONTROL).perform()
+        self.wait(a, lambda d: self.settled(d) and self.frame_of("boxes-8", "title") == [120, 70, 520, 60], "Ctrl+Z: the arrow's move undone")
+        self.wait(a, lambda d: self.button(d, "redo").text == "Redo Move", "Redo Move")
+        ActionChains(a).key_down(Keys.CONTROL).key_down(Keys.SHIFT).send_keys("z").key_up(Keys.SHIFT).key_up(Keys.CONTROL).perform()
+        self.wait(a, lambda d: self.settled(d) and self.frame_of("boxes-8", "title") == [130, 70, 520, 60], "Shift+Ctrl+Z: redone")
         # Your changes: newest first (the set-up, alice's too, is an unnamed edit); choosing the third undoes three.
         self.button(a, "changes-toggle").click()
         self.wait(a, lambda d: [b.text for b in d.find_elements(By.CSS_SELECTOR, "#undo-list button")] == ["Undo Move", "Undo Resize", "Undo Move", "Undo Edit"],
@@ -609,6 +615,27 @@ class EditorTests(unittest.TestCase):
             self.assertLessEqual(overflow, 0, "the %s is no wider than 375 px (%d px more)" % (where, overflow))
             self.shot(a, "phone-%s" % where)
             self.axe(a, "the %s at 375 px" % where)
+
+    def test_8h_a_kept_edit_the_server_refuses_is_said_not_swallowed(self):
+        self.shared_doc("refused-8", "text")
+        a = self.page("alice", "refused-8")
+        self.wait(a, lambda d: self.text_of(d) == "text", "the document")
+        self.server.stop()
+        self.wait(a, lambda d: d.find_element(By.ID, "status").text.startswith(("reconnecting", "offline")), "the page to see the server gone")
+        time.sleep(2)   # the page's next try is seconds away (its backoff grows)
+        self.type_into(a, " kept")
+        self.wait(a, lambda d: "1 change waiting" in d.find_element(By.ID, "status").text, "the edit kept")
+        # Meanwhile bob deletes the text box: the kept edit can no longer apply.
+        self.server.start()
+        t = self.terminal("bob")
+        r = t.request("submit", doc="refused-8", tx="bob-del", base=1, ops=[{"op": "delete", "node": "t"}])
+        self.assertTrue(r["ok"], r)
+        t.close()
+        self.wait(a, lambda d: d.find_element(By.ID, "status").text == "connected", "the page back", seconds=30)
+        self.wait(a, lambda d: d.find_element(By.ID, "error").text != "", "the refusal said on the page")
+        self.assertIn('node "t" does not exist', a.find_element(By.ID, "error").text, "the server's own words")
+        self.wait(a, lambda d: self.text_of(d) is None and self.settled(d), "the page shows what the server has: no text box")
+        self.assertIsNone(self.server.text("refused-8", "t"))
 
 
 if __name__ == "__main__":
