@@ -21,7 +21,7 @@ struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Operate a Rewind database: schema, users, the event log.",
         subcommands: [Migrate.self, Statement.self, Replay.self, Verify.self, Anchors.self, Export.self, Import.self, Tail.self, Follow.self, Stats.self,
-                      User.self, SignedTokens.self, APIKey.self, Webhook.self, Grant.self, Revoke.self, Undelete.self, Purge.self, MasterKeyCommand.self, RotateMasterKey.self])
+                      User.self, SignedTokens.self, APIKey.self, Webhook.self, Grant.self, Revoke.self, Undelete.self, Purge.self, MasterKeyCommand.self, RotateMasterKey.self, Shard.self])
 }
 
 do {
