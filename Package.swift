@@ -95,7 +95,7 @@ let package = Package(
         .executableTarget(name: "search-index-example", path: "docs/examples/search-index-swift"),
 
         // What several test targets share (a seeded generator, the chain re-seal SQL): one copy.
-        .target(name: "RewindTestSupport", path: "Tests/RewindTestSupport"),
+        .target(name: "RewindTestSupport", dependencies: ["RewindCore"], path: "Tests/RewindTestSupport"),
         .testTarget(name: "RewindCoreTests", dependencies: ["RewindCore", "RewindTestSupport"]),
         .testTarget(name: "RewindClientTests", dependencies: ["RewindClient", "RewindCore", "RewindTestSupport"]),
         // The server in this process, its loop turned by the test (real PostgreSQL, real sockets).

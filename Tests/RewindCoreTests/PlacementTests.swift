@@ -1,5 +1,6 @@
 import XCTest
 @testable import RewindCore
+import RewindTestSupport
 
 /// Where new documents go, and which to move to even the shards out (SPEC section 17; issue 50).
 final class PlacementTests: XCTestCase {
@@ -47,7 +48,7 @@ final class PlacementTests: XCTestCase {
     /// each document once, and stop either within the tolerance or where no
     /// document of the fullest shard could narrow its gap to the emptiest.
     func testPlansKeepEveryByteMoveEachDocumentOnceAndStopOnlyWhereNothingHelps() {
-        var rng = SplitMix64(seed: 42)
+        var rng = SeededRandom(seed: 42)
         for round in 0..<300 {
             let count = 2 + Int(rng.next() % 6)
             var shards = (0..<count).map { ShardLoad(id: "s\($0)") }

@@ -1,13 +1,6 @@
-/// SplitMix64: a seeded generator, so a failing property test replays exactly
-/// (the same histories on every run). Shared by every test target.
-public struct SeededRandom: RandomNumberGenerator {
-    public var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import RewindCore
+
+/// SplitMix64 (RewindCore's, which the placement simulation uses too): a
+/// seeded generator, so a failing property test replays exactly (the same
+/// histories on every run). Shared by every test target.
+public typealias SeededRandom = SplitMix64
