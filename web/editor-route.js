@@ -13,7 +13,8 @@ export function docIn(hash) { return new URLSearchParams(hash.slice(1)).get("doc
 /** The fragment that names `doc` ("": home). */
 export const hashFor = (doc) => (doc ? "#doc=" + encodeURIComponent(doc) : "");
 
-/** Shows what the address names (once: a fragment change may be reported twice). */
+/** Shows what the address names (once: a fragment change may be reported twice). Called on every
+ * fragment change without credentials (editor-signin.js listens: a link with them signs in first). */
 export async function route() {
   if (!page.client) return;
   const doc = docIn(location.hash);
@@ -29,8 +30,4 @@ export function go(doc) {
   const hash = hashFor(doc);
   if ((location.hash || "") !== hash && !(hash === "" && location.hash === "#")) location.hash = hash;
   return route();
-}
-
-export function installRoute() {
-  window.addEventListener("hashchange", () => { if (!/[#&](user|token|jwt)=/.test(location.hash)) route(); });
 }

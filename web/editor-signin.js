@@ -108,6 +108,7 @@ export function installSignIn() {
     signIn(f.get("user"), f.get("token"));
   });
   $("sign-out").addEventListener("click", signOut);
-  // A link followed within the page (another #user=… or #jwt=…) signs in again, and leaves the URL too.
-  window.addEventListener("hashchange", () => { if (credentialsIn(location.hash)) signInFromPage(); });
+  // Back, forward, a link within the page: what the address names is shown; a link that
+  // signs in (another #user=… or #jwt=…) signs in again first, and leaves the URL too.
+  window.addEventListener("hashchange", () => (credentialsIn(location.hash) ? signInFromPage() : route()));
 }

@@ -3,7 +3,6 @@
 
 import { Doc } from "./rewind.js";
 import { $, page } from "./editor-page.js";
-import { openDocument } from "./editor-document.js";
 import { go } from "./editor-route.js";
 
 /** A quick action's card: its icon, title and subtitle. */
@@ -80,9 +79,7 @@ async function peek(doc) {
   add("Pop (open)", "", async () => {
     closePeek();
     await page.client.pop(r.preview);
-    page.shown = doc;   // open already: the address follows without opening it again
-    location.hash = "doc=" + encodeURIComponent(doc);
-    await openDocument(doc, { alreadyOpen: true });
+    await go(doc);   // opening what pop opened again is harmless (PROTOCOL: `open`)
   });
   for (const a of peekActions(r.actions)) {
     add(a.title, a.style, async () => { closePeek(); try { await page.client.request("preview_action", { preview: r.preview, action: a.id }); } catch (e) { $("signin-error").textContent = e.message; } });

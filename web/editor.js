@@ -19,7 +19,6 @@
 
 import { page } from "./editor-page.js";
 import { installSignIn, signInFromPage } from "./editor-signin.js";
-import { installRoute } from "./editor-route.js";
 import { installLibrary } from "./editor-library.js";
 import { installTitle } from "./editor-title.js";
 import { installShare } from "./editor-share.js";
@@ -32,7 +31,6 @@ import { installNodes } from "./editor-nodes.js";
 import { installBoxes } from "./editor-boxes.js";
 
 installSignIn();
-installRoute();
 installLibrary();
 installTitle();
 installShare();

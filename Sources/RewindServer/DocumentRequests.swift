@@ -42,7 +42,7 @@ final class DocumentRequests {
     /// unguessable one (`doc-` and a random UUID) and answers it.
     func createDocument(_ r: Request, _ c: Session) throws(RewindError) {
         let chosen = try r.optionalString("doc", maxBytes: config.limits.maxNameBytes)
-        let title = try r.optionalString("title", maxBytes: 1024)
+        let title = try r.optionalString("title", maxBytes: LibraryRequests.maxTitleBytes)
         if let refusal = creationRefusal(chosen, c) { throw refusal }
         let doc = chosen ?? "doc-" + UUID.random()
         store.createDocument(doc, title: title, owner: c.user.id) { result in

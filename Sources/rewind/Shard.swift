@@ -1,5 +1,4 @@
 import ArgumentParser
-import Glibc
 import RewindCore
 
 extension Admin {
@@ -49,11 +48,9 @@ extension Admin {
                 sim.maxUnits = maxDocumentMb * 1024 / unitKb
                 sim.tolerance = tolerance
                 sim.seed = seed
-                var t0 = timespec(), t1 = timespec()
-                clock_gettime(CLOCK_MONOTONIC, &t0)
+                let started = Progress.now()
                 let r = sim.run()
-                clock_gettime(CLOCK_MONOTONIC, &t1)
-                let seconds = Double(t1.tv_sec - t0.tv_sec) + Double(t1.tv_nsec - t0.tv_nsec) / 1e9
+                let seconds = Progress.now() - started
                 let gib = { (b: Double) in fixed(b / Double(1 << 30), 2) + " GiB" }
                 print("conditions: documents=\(documents) shards=\(shards)+\(added) added-at=\(addedAt) zipf-exponent=\(exponent) unit=\(unitKb)KiB max-document=\(maxDocumentMb)MiB tolerance=\(tolerance) seed=\(seed)")
                 print("total \(gib(Double(r.totalBytes))), mean a shard \(gib(r.mean)), largest document \(gib(Double(r.largestDocument)))")

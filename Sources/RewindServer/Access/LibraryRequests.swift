@@ -11,7 +11,7 @@ final class LibraryRequests {
     private let config: ServerConfig
     private let logger: Logger
 
-    /// Longest title, in UTF-8 bytes (as `create_doc`'s).
+    /// Longest title, in UTF-8 bytes (`create_doc`'s and `rename`'s).
     static let maxTitleBytes = 1024
     static let defaultPage = 50, maxPage = 200
 
