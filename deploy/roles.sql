@@ -39,6 +39,14 @@ GRANT UPDATE (position, lease_owner, lease_until, delivered, last_delivered_at, 
 -- them per document, records the first answer and deletes rows an hour after they end.
 GRANT SELECT, INSERT, UPDATE (answered_at, answered, answered_by), DELETE ON prompts TO rewind_server;
 GRANT SELECT, INSERT, UPDATE ON prompt_counters TO rewind_server;
+-- Shards (schema/028): the server reads the catalog's shards and policy, and
+-- places new documents (a placement it made is taken back when the document
+-- could not be made on its shard). On a shard, it copies the accounts of the
+-- users it writes for from the catalog, only through this function. Run this
+-- file on every shard too.
+GRANT SELECT ON shards, placement_policy, shard_identity TO rewind_server;
+GRANT SELECT, INSERT, DELETE ON placements TO rewind_server;
+GRANT EXECUTE ON FUNCTION rewind_user_copy(bigint, text, text) TO rewind_server;
 -- Every table the server touches is granted above; DeployRoleTests runs the
 -- server as this role through every request type, so a table added without
 -- its grant fails a test rather than a deployment.

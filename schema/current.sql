@@ -207,6 +207,19 @@ END $$;
 
 
 --
+-- Name: rewind_notify_shards_changed(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_notify_shards_changed() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('rewind_access', 'shards');
+    RETURN NULL;
+END $$;
+
+
+--
 -- Name: rewind_notify_token_denial(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -246,6 +259,25 @@ CREATE FUNCTION public.rewind_token_denied(iss text, sub text, jti text) RETURNS
           AND (d.issuer IS NULL OR d.issuer = iss)
           AND (d.subject = sub OR d.token_id = jti))
 $$;
+
+
+--
+-- Name: rewind_user_copy(bigint, text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rewind_user_copy(p_id bigint, p_name text, p_display_name text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM shard_identity) THEN
+        RAISE EXCEPTION 'rewind_user_copy: this database is a catalog, not a shard; its users are its own'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    INSERT INTO users (id, name, display_name) VALUES (p_id, p_name, p_display_name)
+    ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, display_name = EXCLUDED.display_name
+        WHERE users.name IS DISTINCT FROM EXCLUDED.name OR users.display_name IS DISTINCT FROM EXCLUDED.display_name;
+END $$;
 
 
 --
@@ -482,6 +514,30 @@ CREATE TABLE public.master_key (
 
 
 --
+-- Name: placement_policy; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.placement_policy (
+    one boolean DEFAULT true NOT NULL,
+    policy text NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT placement_policy_one_check CHECK (one)
+);
+
+
+--
+-- Name: placements; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.placements (
+    doc text NOT NULL,
+    shard text NOT NULL,
+    placed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT placements_doc_check CHECK (((doc <> ''::text) AND (octet_length(doc) <= 256)))
+);
+
+
+--
 -- Name: prompt_counters; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -517,6 +573,32 @@ CREATE TABLE public.schema_migrations (
     version integer NOT NULL,
     name text NOT NULL,
     applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: shard_identity; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.shard_identity (
+    one boolean DEFAULT true NOT NULL,
+    name text NOT NULL,
+    CONSTRAINT shard_identity_one_check CHECK (one)
+);
+
+
+--
+-- Name: shards; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.shards (
+    name text NOT NULL,
+    conninfo text NOT NULL,
+    state text DEFAULT 'accepting'::text NOT NULL,
+    added_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT shards_check CHECK (((name = 'home'::text) = (conninfo = ''::text))),
+    CONSTRAINT shards_name_check CHECK ((name ~ '^[a-z0-9][a-z0-9_-]{0,31}$'::text)),
+    CONSTRAINT shards_state_check CHECK ((state = ANY (ARRAY['accepting'::text, 'closed'::text, 'draining'::text])))
 );
 
 
@@ -823,6 +905,22 @@ ALTER TABLE ONLY public.master_key
 
 
 --
+-- Name: placement_policy placement_policy_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.placement_policy
+    ADD CONSTRAINT placement_policy_pkey PRIMARY KEY (one);
+
+
+--
+-- Name: placements placements_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.placements
+    ADD CONSTRAINT placements_pkey PRIMARY KEY (doc);
+
+
+--
 -- Name: prompt_counters prompt_counters_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -844,6 +942,22 @@ ALTER TABLE ONLY public.prompts
 
 ALTER TABLE ONLY public.schema_migrations
     ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
+
+
+--
+-- Name: shard_identity shard_identity_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.shard_identity
+    ADD CONSTRAINT shard_identity_pkey PRIMARY KEY (one);
+
+
+--
+-- Name: shards shards_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.shards
+    ADD CONSTRAINT shards_pkey PRIMARY KEY (name);
 
 
 --
@@ -951,6 +1065,13 @@ CREATE UNIQUE INDEX log_position ON public.log USING btree ("position");
 
 
 --
+-- Name: placements_shard; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX placements_shard ON public.placements USING btree (shard);
+
+
+--
 -- Name: prompts_ended; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1025,6 +1146,20 @@ CREATE TRIGGER log_gapless AFTER INSERT ON public.log REFERENCING NEW TABLE AS n
 --
 
 CREATE TRIGGER log_no_truncate BEFORE TRUNCATE ON public.log FOR EACH STATEMENT EXECUTE FUNCTION public.rewind_refuse_change();
+
+
+--
+-- Name: placement_policy placement_policy_changed; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER placement_policy_changed AFTER INSERT OR DELETE OR UPDATE ON public.placement_policy FOR EACH STATEMENT EXECUTE FUNCTION public.rewind_notify_shards_changed();
+
+
+--
+-- Name: shards shards_changed; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER shards_changed AFTER INSERT OR DELETE OR UPDATE ON public.shards FOR EACH STATEMENT EXECUTE FUNCTION public.rewind_notify_shards_changed();
 
 
 --
@@ -1111,6 +1246,14 @@ ALTER TABLE ONLY public.documents
 
 ALTER TABLE ONLY public.identities
     ADD CONSTRAINT identities_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
+
+
+--
+-- Name: placements placements_shard_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.placements
+    ADD CONSTRAINT placements_shard_fkey FOREIGN KEY (shard) REFERENCES public.shards(name);
 
 
 --
