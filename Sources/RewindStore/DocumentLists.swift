@@ -4,7 +4,8 @@ import RewindCore
 /// they deleted and may bring back (`list_deleted`), and a title changed
 /// (`rename`). Each is one indexed query: the documents a user owns
 /// (`documents_owner`, schema/027) and the ones shared with them
-/// (`access_user`), each with its latest editor from `document_editors`.
+/// (`access_user`), each with its latest editor from `document_editors`;
+/// with shards, the same on each, merged (`onEveryShard`).
 extension EventStore {
     /// One row of `list_docs`.
     public struct ListedDocument: Sendable, Equatable {
@@ -61,18 +62,24 @@ extension EventStore {
         LIMIT $2
         """
 
-    /// Up to `limit` of the documents `user` owns or has a role on (not deleted), newest edit first, after `cursor`.
+    /// Up to `limit` of the documents `user` owns or has a role on (not
+    /// deleted), newest edit first, after `cursor`: each shard's first
+    /// `limit`, merged. `missed`: shards not reached, whose documents the page lacks.
     public func listDocuments(user: Int64, limit: Int, after cursor: ListCursor?,
-                              _ done: @escaping (Result<[ListedDocument], RewindError>) -> Void)
+                              _ done: @escaping (Result<(docs: [ListedDocument], missed: [String]), RewindError>) -> Void)
     {
-        query(.init(Self.listDocumentsSQL, [String(user), String(limit), cursor.map { String($0.editedMicros) }, cursor?.doc])) { result in
-            done(result.map { rows in
-                (0..<rows.count).compactMap { i in
-                    guard let doc = rows[i, 0], let role = rows[i, 2], let owner = rows[i, 3], let micros = rows.int(i, 4) else { return nil }
-                    let editor = rows[i, 6].map { (user: $0, name: rows[i, 7] ?? $0) }
-                    return ListedDocument(doc: doc, title: rows[i, 1], role: role, owner: owner, editedMicros: micros,
-                                          edited: rows[i, 5] ?? "", lastEditor: editor)
-                }
+        let s = PipelineConnection.Statement(Self.listDocumentsSQL, [String(user), String(limit), cursor.map { String($0.editedMicros) }, cursor?.doc])
+        onEveryShard(s, decode: { (rows: Rows) -> [ListedDocument] in
+            (0..<rows.count).compactMap { i in
+                guard let doc = rows[i, 0], let role = rows[i, 2], let owner = rows[i, 3], let micros = rows.int(i, 4) else { return nil }
+                let editor = rows[i, 6].map { (user: $0, name: rows[i, 7] ?? $0) }
+                return ListedDocument(doc: doc, title: rows[i, 1], role: role, owner: owner, editedMicros: micros,
+                                      edited: rows[i, 5] ?? "", lastEditor: editor)
+            }
+        }) { result in
+            done(result.map { all in
+                let merged = all.items.sorted { ($0.editedMicros, $1.doc) > ($1.editedMicros, $0.doc) }
+                return (Array(merged.prefix(limit)), all.missed)
             })
         }
     }
@@ -91,33 +98,35 @@ extension EventStore {
     public func deletedDocuments(owner: Int64, retentionDays: Int, limit: Int,
                                  _ done: @escaping (Result<[DeletedDocument], RewindError>) -> Void)
     {
-        query(.init("""
+        let s = PipelineConnection.Statement("""
             SELECT id, title, to_char(deleted_at AT TIME ZONE 'UTC', \(Self.iso)),
                    to_char((deleted_at + make_interval(days => $2::int)) AT TIME ZONE 'UTC', \(Self.iso))
             FROM documents
             WHERE owner = $1 AND deleted_at IS NOT NULL AND purged_at IS NULL AND deleted_at > now() - make_interval(days => $2::int)
             ORDER BY deleted_at DESC, id LIMIT $3
-            """, [String(owner), String(retentionDays), String(limit)])) { result in
-            done(result.map { rows in
-                (0..<rows.count).compactMap { i in
-                    guard let doc = rows[i, 0], let deleted = rows[i, 2], let until = rows[i, 3] else { return nil }
-                    return DeletedDocument(doc: doc, title: rows[i, 1], deleted: deleted, restorableUntil: until)
-                }
-            })
+            """, [String(owner), String(retentionDays), String(limit)])
+        onEveryShard(s, decode: { (rows: Rows) -> [DeletedDocument] in
+            (0..<rows.count).compactMap { i in
+                guard let doc = rows[i, 0], let deleted = rows[i, 2], let until = rows[i, 3] else { return nil }
+                return DeletedDocument(doc: doc, title: rows[i, 1], deleted: deleted, restorableUntil: until)
+            }
+        }) { result in
+            // The times are ISO 8601 in UTC, all of one width: as strings they sort as times.
+            done(result.map { all in Array(all.items.sorted { ($0.deleted, $1.doc) > ($1.deleted, $0.doc) }.prefix(limit)) })
         }
     }
 
     /// Sets `doc`'s title (nil: none). False when there is no such document
     /// (deleted ones included): the caller's role was checked before.
     public func rename(_ doc: String, title: String?, _ done: @escaping (Result<Bool, RewindError>) -> Void) {
-        query(.init("UPDATE documents SET title = $2 WHERE id = $1 AND deleted_at IS NULL RETURNING id", [doc, title])) { result in
+        query(doc: doc, .init("UPDATE documents SET title = $2 WHERE id = $1 AND deleted_at IS NULL RETURNING id", [doc, title])) { result in
             done(result.map { $0.count == 1 })
         }
     }
 
     /// `doc`'s title (nil: none, or no such document).
     public func title(of doc: String, _ done: @escaping (Result<String?, RewindError>) -> Void) {
-        query(.init("SELECT title FROM documents WHERE id = $1 AND deleted_at IS NULL", [doc])) { result in
+        query(doc: doc, .init("SELECT title FROM documents WHERE id = $1 AND deleted_at IS NULL", [doc])) { result in
             done(result.map { $0.count == 1 ? $0[0, 0] : nil })
         }
     }

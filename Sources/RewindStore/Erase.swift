@@ -24,12 +24,16 @@ public enum Erase {
         public var unconfirmed: [Int32]
         /// The user's id (kept by the log; only the name changed).
         public var userID: String
+        /// The name given was already an erased user's pseudonym: nothing
+        /// changed in the catalog (run again for the shards a first run missed).
+        public var already = false
     }
 
     public static func user(_ name: String, db: Database, waitMs: Int = 10_000) throws(RewindError) -> Erased {
         try db.listen(Notifications.erasedChannel)
         defer { _ = try? db.query("UNLISTEN \(Notifications.erasedChannel)") }
         var erased = try rename(name, db: db)
+        if erased.already { return erased }
         let live = try db.query(Notifications.liveSQL(classParam: "$1"), [String(Notifications.lockClass)])
         var waiting = Set((0..<live.count).compactMap { live.int($0, 0).map { Int32(truncatingIfNeeded: $0) } })
         let deadline = monotonicNanos() + UInt64(waitMs) * 1_000_000
@@ -51,7 +55,10 @@ public enum Erase {
         do throws(RewindError) {
             let u = try db.query("SELECT id, erased_at IS NOT NULL FROM users WHERE name = $1 FOR UPDATE", [name])
             guard u.count == 1, let id = u[0, 0] else { throw RewindError.notFound("no user \"\(name)\"") }
-            guard u[0, 1] == "f" else { throw RewindError.conflict("\(name) is already an erased user's pseudonym") }
+            guard u[0, 1] == "f" else {
+                try db.query("COMMIT")
+                return Erased(pseudonym: name, tokens: 0, snapshots: 0, confirmed: 0, unconfirmed: [], userID: id, already: true)
+            }
             // Random, so it says nothing about the person; stored, so it is the same everywhere and every time.
             let pseudonym = "erased-" + DocumentCipher.newKeyID()
             try db.query("UPDATE users SET name = $2, display_name = NULL, erased_at = now() WHERE id = $1", [id, pseudonym])
@@ -71,5 +78,28 @@ public enum Erase {
             _ = try? db.query("ROLLBACK")
             throw error
         }
+    }
+
+    /// The same erasure in each shard's copy of the account (schema/028):
+    /// the name replaced by the pseudonym, snapshots of the documents they
+    /// edited there dropped. Answers the snapshots dropped per shard, and
+    /// the shards it could not reach (their copy keeps the name until run again).
+    public static func onShards(userID: String, pseudonym: String, catalog: Database)
+        throws(RewindError) -> (snapshots: [String: Int], unreachable: [String: String])
+    {
+        var snapshots: [String: Int] = [:], unreachable: [String: String] = [:]
+        for shard in try ShardCatalog.shards(catalog) where shard.name != ShardCatalog.home {
+            do throws(RewindError) {
+                let db = try Database(shard.conninfo)
+                try db.query("BEGIN")
+                try db.query("UPDATE users SET name = $2, display_name = NULL, erased_at = coalesce(erased_at, now()) WHERE id = $1",
+                              [userID, pseudonym])
+                snapshots[shard.name] = try db.query("""
+                    DELETE FROM snapshots WHERE doc IN (SELECT doc FROM document_editors WHERE user_id = $1) RETURNING 1
+                    """, [userID]).count
+                try db.query("COMMIT")
+            } catch { unreachable[shard.name] = error.message }
+        }
+        return (snapshots, unreachable)
     }
 }

@@ -31,7 +31,7 @@ extension EventStore {
     /// `doc`'s metadata (nil: no such document, deleted or not).
     public func documentInfo(_ doc: String, _ done: @escaping (Result<DocumentInfo?, RewindError>) -> Void) {
         let iso = "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'"
-        query(.init("""
+        query(doc: doc, .init("""
             SELECT d.head, d.title, u.name, d.owner, to_char(d.created_at AT TIME ZONE 'UTC', \(iso)),
                    to_char(d.deleted_at AT TIME ZONE 'UTC', \(iso)), d.purged_at IS NOT NULL,
                    (SELECT json_agg(json_build_array(m.name, a.role) ORDER BY m.name) FROM access a JOIN users m ON m.id = a.user_id WHERE a.doc = d.id)
@@ -66,7 +66,7 @@ extension EventStore {
     /// Brings back `doc`, deleted at most `retentionDays` ago and not purged (its roles' notice tells every instance).
     /// With `owner`, only a document that user owns (`undelete_doc`; any other is `notFound`).
     public func undelete(_ doc: String, owner: Int64? = nil, retentionDays: Int, _ done: @escaping (Result<Undeleted, RewindError>) -> Void) {
-        query(.init("""
+        query(doc: doc, .init("""
             WITH d AS (SELECT id, deleted_at, purged_at FROM documents WHERE id = $1 AND ($3::bigint IS NULL OR owner = $3::bigint) FOR UPDATE),
             u AS (UPDATE documents SET deleted_at = NULL FROM d
                   WHERE documents.id = d.id AND d.deleted_at IS NOT NULL AND d.purged_at IS NULL

@@ -22,29 +22,36 @@ extension EventStore {
             FROM (SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on' AS stale) p
             LEFT JOIN documents d ON d.id = $1
             """
-        query(.init(sql, [doc])) { [connection] result in
-            if case let .success(rows) = result, rows.count == 1, rows[0, 3] == "t" {
-                connection.notPrimary("a head was read from a server that is no longer a writable primary (a failover?)")
-                return done(.failure(.storage("the database is failing over: no writable primary yet")))
+        onShard(doc, failed: { done(.failure($0)) }) { [self] link in
+            query(.init(sql, [doc]), on: link.connection) { result in
+                if case let .success(rows) = result, rows.count == 1, rows[0, 3] == "t" {
+                    link.connection.notPrimary("a head was read from a server that is no longer a writable primary (a failover?)")
+                    return done(.failure(.storage("the database is failing over: no writable primary yet")))
+                }
+                done(result.map { rows in
+                    guard rows.count == 1, let v = rows.int(0, 0), let s = rows.int(0, 1) else { return nil }
+                    return Head(version: v, seq: s, hash: rows[0, 2].flatMap(LogRows.bytea))
+                })
             }
-            done(result.map { rows in
-                guard rows.count == 1, let v = rows.int(0, 0), let s = rows.int(0, 1) else { return nil }
-                return Head(version: v, seq: s, hash: rows[0, 2].flatMap(LogRows.bytea))
-            })
         }
     }
 
     /// Creates a document owned by `owner`; false when the id is taken.
+    /// Sharded, it is placed first (`createPlaced`).
     public func createDocument(_ doc: String, title: String?, owner: Int64, _ done: @escaping (Result<Bool, RewindError>) -> Void) {
-        query(.init("INSERT INTO documents (id, title, owner) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id",
-                    [doc, title, String(owner)])) { result in
+        if shards.isSharded { return createPlaced(doc, title: title, owner: owner, done) }
+        // Not while a placement holds the id (a shard added a moment ago, its notice not here yet).
+        query(.init("""
+            INSERT INTO documents (id, title, owner) SELECT $1, $2, $3
+            WHERE NOT EXISTS (SELECT 1 FROM placements WHERE doc = $1) ON CONFLICT (id) DO NOTHING RETURNING id
+            """, [doc, title, String(owner)])) { result in
             done(result.map { $0.count == 1 })
         }
     }
 
     /// Marks `doc` deleted if `owner` owns it and it is not deleted yet; false otherwise.
     public func deleteDocument(_ doc: String, owner: Int64, _ done: @escaping (Result<Bool, RewindError>) -> Void) {
-        query(.init("UPDATE documents SET deleted_at = now() WHERE id = $1 AND owner = $2 AND deleted_at IS NULL RETURNING id",
+        query(doc: doc, .init("UPDATE documents SET deleted_at = now() WHERE id = $1 AND owner = $2 AND deleted_at IS NULL RETURNING id",
                     [doc, String(owner)])) { result in
             done(result.map { $0.count == 1 })
         }
@@ -52,15 +59,29 @@ extension EventStore {
 
     /// The owner and members of `doc`, or nil when there is no such document.
     public func access(doc: String, _ done: @escaping (Result<DocumentAccess?, RewindError>) -> Void) {
-        query(.init(AccessRows.loadSQL, [doc])) { result in done(result.flatMap { rows in Result { () throws(RewindError) in try AccessRows.decode(rows) } }) }
+        query(doc: doc, .init(AccessRows.loadSQL, [doc])) { result in done(result.flatMap { rows in Result { () throws(RewindError) in try AccessRows.decode(rows) } }) }
     }
 
     /// Gives `user` (a name) `role` on `doc`, or takes it away (nil), as `by`.
     public func share(doc: String, user: String, role: Role?, by: Int64,
                       _ done: @escaping (Result<AccessRows.Shared, RewindError>) -> Void)
     {
-        query(.init(AccessRows.share, AccessRows.shareParams(doc: doc, user: user, role: role, by: by))) { result in
+        let statement = PipelineConnection.Statement(AccessRows.share, AccessRows.shareParams(doc: doc, user: user, role: role, by: by))
+        func answer(_ result: Result<Rows, RewindError>) {
             done(result.flatMap { rows in Result { () throws(RewindError) in try AccessRows.shared(rows, doc: doc, user: user, role: role) } })
+        }
+        guard shards.isSharded else { return query(statement, answer) }
+        // On a shard, the member and the one sharing must have their accounts there first.
+        onShard(doc, failed: { done(.failure($0)) }) { [self] link in
+            guard !link.isHome else { return query(statement, on: link.connection, answer) }
+            query(.init("SELECT id FROM users WHERE name = $1", [user])) { [self] found in
+                guard case let .success(rows) = found, rows.count == 1, let member = rows.int(0, 0) else {
+                    return query(statement, on: link.connection, answer)  // answered as for an unknown name
+                }
+                withUser(by, on: link, failed: { done(.failure($0)) }) { [self] in
+                    withUser(member, on: link, failed: { done(.failure($0)) }) { [self] in query(statement, on: link.connection, answer) }
+                }
+            }
         }
     }
 

@@ -9,7 +9,7 @@ extension EventStore {
     public func snapshotDocument(doc: String, atOrBelow version: Int64,
                                  _ done: @escaping (Result<(version: Int64, document: Document)?, RewindError>) -> Void)
     {
-        query(.init("SELECT seq, digest, state FROM snapshots WHERE doc = $1 AND version <= $2 ORDER BY seq DESC LIMIT 1",
+        query(doc: doc, .init("SELECT seq, digest, state FROM snapshots WHERE doc = $1 AND version <= $2 ORDER BY seq DESC LIMIT 1",
                     [doc, String(version)])) { result in
             done(result.flatMap { rows in
                 guard rows.count == 1 else { return .success(nil) }
@@ -33,7 +33,7 @@ extension EventStore {
 
     /// Versions of `doc` with a snapshot, ascending.
     public func snapshotVersions(doc: String, _ done: @escaping (Result<[Int64], RewindError>) -> Void) {
-        query(.init("SELECT version FROM snapshots WHERE doc = $1 ORDER BY seq", [doc])) { result in
+        query(doc: doc, .init("SELECT version FROM snapshots WHERE doc = $1 ORDER BY seq", [doc])) { result in
             done(result.map { rows in (0..<rows.count).compactMap { rows.int($0, 0) } })
         }
     }

@@ -78,11 +78,21 @@ public final class EventStore {
     /// (`LogRows.appendSQL`; `rewind admin statement`, for scripts/bench/pgwork).
     public static var appendStatement: String { LogRows.appendSQL }
 
-    /// Reads, accounts and roles.
-    public let connection: PipelineConnection
-    private let writers: [Writer]
-    private let logger: Logger
+    /// The catalog's reads: accounts, tokens, placements (and `home`'s documents).
+    public var connection: PipelineConnection { shards.home.connection }
+    /// Every shard this instance reaches, and where the documents it served live (`EventStore+Shards`).
+    let shards: ShardDirectory
+    /// Every writer of every shard.
+    private var writers: [Writer] { shards.allWriters }
+    let logger: Logger
+    let loop: EventLoop
+    let timeouts: PipelineConnection.Timeouts
+    let writersPerShard: Int
     private var beforeSleep: BeforeSleep?
+    /// The shards other than `home` (name → conninfo) changed: the server listens on each (`reloadShards`).
+    public var onShardsChanged: ([String: String]) -> Void = { _ in }
+    /// A shard became servable (checked once connected): its documents may be behind.
+    public var onShardReady: (String) -> Void = { _ in }
     /// Entries per batch statement at most.
     public var maxBatch = 2_000
     /// Batches sent and not yet answered, per writer, at most.
@@ -100,15 +110,11 @@ public final class EventStore {
         self.logger = logger
         keys = DocumentKeys(master: masterKey)
         clock = loop
-        connection = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, requiresPrimary: true, logger: logger)
-        self.writers = (0..<max(1, writers)).map { _ in
-            let c = PipelineConnection(loop: loop, conninfo: conninfo, timeouts: timeouts, requiresPrimary: true, logger: logger)
-            // Parsed and planned once per connection, not per batch (`writerSettings`): its
-            // plan must not depend on the tables' sizes when prepared (schema 017, PlanStabilityTests).
-            for setting in LogRows.writerSettings { c.setting(setting) }
-            c.prepare(LogRows.appendName, LogRows.appendSQL)
-            return Writer(c)
-        }
+        self.loop = loop
+        self.timeouts = timeouts
+        writersPerShard = max(1, writers)
+        shards = ShardDirectory(home: ShardLink(name: ShardDirectory.home, conninfo: conninfo, loop: loop, writers: writers,
+                                                timeouts: timeouts, logger: logger))
         if endOfTurn == .ownHook {
             beforeSleep = BeforeSleep(loop: loop) { [unowned self] in self.sendBatches() }
         }
@@ -128,7 +134,8 @@ public final class EventStore {
     public var onBatchAnswered: (_ entries: Int, _ nanoseconds: UInt64) -> Void = { _, _ in }
 
     public func start() {
-        for c in [connection] + writers.map(\.connection) {
+        let home = shards.home
+        for c in home.connections {
             c.onReady = { [unowned self] in
                 guard self.isAvailable else { return }
                 if let since = self.downSince { self.downMs += self.clock.now - since }
@@ -137,9 +144,7 @@ public final class EventStore {
                 self.onReady()
             }
             // One connection found its server no longer the primary: the others are asked at once.
-            c.onLeftPrimary = { [unowned self] in
-                for other in [self.connection] + self.writers.map(\.connection) where other !== c { other.checkPrimaryNow() }
-            }
+            c.onLeftPrimary = { for other in home.connections where other !== c { other.checkPrimaryNow() } }
             c.onLost = { [unowned self] in
                 guard self.everAvailable, self.downSince == nil else { return }
                 self.downSince = self.clock.now
@@ -160,27 +165,28 @@ public final class EventStore {
     /// Time without a usable primary since the store first had one, in seconds.
     public var unavailableSeconds: Double { Double(downMs + (downSince.map { clock.now - $0 } ?? 0)) / 1000 }
     /// Connections dropped because their server was not (or no longer) a writable primary.
-    public var leftReadOnly: Int { ([connection] + writers.map(\.connection)).reduce(0) { $0 + $1.leftReadOnly } }
+    public var leftReadOnly: Int { shards.all.flatMap(\.connections).reduce(0) { $0 + $1.leftReadOnly } }
 
     public func stop() {
         beforeSleep?.close()
         beforeSleep = nil
-        connection.stop()
-        for w in writers { w.connection.stop() }
+        for link in shards.all { for c in link.connections { c.stop() } }
     }
 
-    public var isAvailable: Bool { connection.isReady && writers.allSatisfy(\.connection.isReady) }
+    /// The catalog (`home`) is reachable: accounts, tokens and placements can be read. A
+    /// shard that is not makes only its own documents `unavailable` (`EventStore+Shards`).
+    public var isAvailable: Bool { shards.home.connections.allSatisfy(\.isReady) }
 
     /// Why the store is not available (nil when it is): the first connection's
     /// last failure, as libpq said it.
     public var unavailableReason: String? {
         guard !isAvailable else { return nil }
-        let down = ([connection] + writers.map(\.connection)).first { !$0.isReady }!
+        let down = shards.home.connections.first { !$0.isReady }!
         return down.lastFailure ?? "connecting to PostgreSQL"
     }
 
-    /// Connections (reads and writers) made again after one was lost.
-    public var reconnects: Int { ([connection] + writers.map(\.connection)).reduce(0) { $0 + $1.reconnects } }
+    /// Connections (reads and writers, of every shard) made again after one was lost.
+    public var reconnects: Int { shards.all.flatMap(\.connections).reduce(0) { $0 + $1.reconnects } }
 
     /// A trivial query on the read connection (`SELECT 1`): nil when PostgreSQL answered it.
     public func ping(_ done: @escaping (RewindError?) -> Void) {
@@ -195,12 +201,6 @@ public final class EventStore {
     /// Appends still waiting for their commit.
     public var appendsOutstanding: Int { writers.reduce(0) { $0 + $1.queued.count + $1.batchesInFlight } }
 
-    private func writer(for doc: String) -> Writer {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in doc.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
-        return writers[Int(h % UInt64(writers.count))]
-    }
-
     // MARK: Appends
 
     /// Queues a sealed log entry of `doc`, which follows the entry whose hash
@@ -213,10 +213,20 @@ public final class EventStore {
     }
 
     /// The same, for an entry already in its stored form.
+    /// On a shard other than `home`, the first append of a user there waits
+    /// for the user's account to be copied into it (`appendOnShard`).
     public func append(_ row: consuming LogRow, after: [UInt8], checkDuplicates: Bool, _ done: @escaping (AppendOutcome) -> Void) {
-        let w = writer(for: row.doc)
+        guard shards.isSharded else {
+            return queue(row, on: shards.home, after: after, checkDuplicates: checkDuplicates, done)
+        }
+        appendOnShard(row, after: after, checkDuplicates: checkDuplicates, done)
+    }
+
+    /// Hands an append to the writer of its document on `link`, for the writer's next batch.
+    func queue(_ row: consuming LogRow, on link: ShardLink, after: [UInt8], checkDuplicates: Bool, _ done: @escaping (AppendOutcome) -> Void) {
+        let w = link.writer(for: row.doc)
         guard w.connection.isReady else {
-            done(.failed(.storage("not connected to PostgreSQL")))
+            done(.failed(link.isHome ? .storage("not connected to PostgreSQL") : Self.unreachable(link, w.connection.lastFailure)))
             return
         }
         if !w.queuedBehindInFlight && w.batchesInFlight > 0 && w.docsInFlight[row.doc] != nil { w.queuedBehindInFlight = true }
@@ -354,7 +364,7 @@ public final class EventStore {
         }
         var inPlace = statement
         inPlace.inPlace = true  // not even made into text on the loop: read where it is decoded
-        connection.send([inPlace]) { [clock, keys] result in
+        send(inPlace, doc: doc) { [clock, keys] result in
             let rows: ResultRows
             switch result {
             case let .failure(e): return done(.failure(e))
@@ -382,14 +392,14 @@ public final class EventStore {
     /// Entries of `doc` with `afterSeq < seq <= toSeq` as stored (nothing
     /// parsed: for checking the hash chain), in order, at most `limit`.
     public func storedRows(doc: String, afterSeq: Int64, toSeq: Int64, limit: Int, _ done: @escaping (Result<[LogRow], RewindError>) -> Void) {
-        query(LogRows.stored(doc: doc, afterSeq: afterSeq, toSeq: toSeq, limit: limit)) { result in
+        query(doc: doc, LogRows.stored(doc: doc, afterSeq: afterSeq, toSeq: toSeq, limit: limit)) { result in
             done(result.flatMap { rows in Result { () throws(RewindError) in try LogRows.decodeStored(doc: doc, rows) } })
         }
     }
 
     /// The positions of the events at versions `first` and `last` (both must exist).
     public func seqs(doc: String, first: Int64, last: Int64, _ done: @escaping (Result<(first: Int64, last: Int64), RewindError>) -> Void) {
-        query(LogRows.seqs(doc: doc, first: first, last: last)) { result in
+        query(doc: doc, LogRows.seqs(doc: doc, first: first, last: last)) { result in
             done(result.flatMap { rows in
                 var found: [Int64: Int64] = [:]
                 for i in 0..<rows.count { if let v = rows.int(i, 0), let s = rows.int(i, 1) { found[v] = s } }
@@ -407,14 +417,14 @@ public final class EventStore {
     }
 
     private func entries(_ s: PipelineConnection.Statement, doc: String, _ done: @escaping (Result<[LogEntry], RewindError>) -> Void) {
-        query(s) { result in
+        query(doc: doc, s) { result in
             done(result.flatMap { rows in Result { () throws(RewindError) in try LogRows.decode(doc: doc, rows, cipher: self.keys.cached(doc)) } })
         }
     }
 
     /// The version and content digest of a user's transaction in `doc`, if the log has it.
     public func transaction(doc: String, user: Int64, tx: String, _ done: @escaping (Result<(version: Int64, digest: String)?, RewindError>) -> Void) {
-        query(.init("SELECT version, tx_digest FROM log WHERE doc = $1 AND user_id = $2 AND tx = $3 AND entry = 'event'",
+        query(doc: doc, .init("SELECT version, tx_digest FROM log WHERE doc = $1 AND user_id = $2 AND tx = $3 AND entry = 'event'",
                     [doc, String(user), tx])) { result in
             done(result.map { rows in
                 guard rows.count == 1, let v = rows.int(0, 0), let d = rows[0, 1] else { return nil }
@@ -438,7 +448,7 @@ public final class EventStore {
             ) g
             WHERE g.instance IS NULL OR g.instance NOT IN (\(Notifications.liveSQL(classParam: "$3")))
             """, values: [.text(doc), .binary(names.finish()), .text(String(Notifications.lockClass))])
-        query(q) { result in done(result.map { rows in (0..<rows.count).compactMap { rows[$0, 0] } }) }
+        query(doc: doc, q) { result in done(result.map { rows in (0..<rows.count).compactMap { rows[$0, 0] } }) }
     }
 
     // MARK: Snapshots
@@ -453,7 +463,7 @@ public final class EventStore {
     /// encoded off the loop; `digest` is SHA-256 of `text`. Best effort: a
     /// failure is logged, nothing depends on it.
     public func saveSnapshot(doc: String, version: Int64, seq: Int64, hash: [UInt8], text: String, digest: [UInt8]) {
-        query(.init("INSERT INTO snapshots (doc, version, seq, hash, digest, state) VALUES ($1, $2, $3, decode($4, 'hex'), decode($5, 'hex'), $6) ON CONFLICT DO NOTHING",
+        query(doc: doc, .init("INSERT INTO snapshots (doc, version, seq, hash, digest, state) VALUES ($1, $2, $3, decode($4, 'hex'), decode($5, 'hex'), $6) ON CONFLICT DO NOTHING",
                     [doc, String(version), String(seq), Hex.string(hash), Hex.string(digest), text])) { [logger] result in
             if case let .failure(e) = result {
                 logger.warning("snapshot not stored", metadata: ["doc": "\(doc)", "seq": "\(seq)", "error": "\(e)"])
@@ -464,7 +474,7 @@ public final class EventStore {
     /// The newest snapshot of `doc`, if any, checked against its own digest
     /// (a snapshot edited in place is refused: the log is replayed instead).
     public func latestSnapshot(doc: String, _ done: @escaping (Result<Snapshot?, RewindError>) -> Void) {
-        query(.init("SELECT seq, hash, digest, state FROM snapshots WHERE doc = $1 ORDER BY seq DESC LIMIT 1", [doc])) { result in
+        query(doc: doc, .init("SELECT seq, hash, digest, state FROM snapshots WHERE doc = $1 ORDER BY seq DESC LIMIT 1", [doc])) { result in
             done(result.flatMap { rows in
                 guard rows.count == 1 else { return .success(nil) }
                 guard let seq = rows.int(0, 0), let hash = rows[0, 1].flatMap(LogRows.bytea), let digest = rows[0, 2].flatMap(LogRows.bytea),
@@ -485,7 +495,7 @@ public final class EventStore {
     /// The key of `doc` (created the first time), kept while it is loaded (`keys.forget`).
     public func documentKey(doc: String, _ done: @escaping (Result<DocumentKeys.Lookup, RewindError>) -> Void) {
         func attempt(_ left: Int) {
-            query(keys.fetchStatement(doc: doc)) { [keys] result in
+            query(doc: doc, keys.fetchStatement(doc: doc)) { [keys] result in
                 let rows: Rows
                 switch result {
                 case let .failure(e): return done(.failure(e))
@@ -527,7 +537,12 @@ public final class EventStore {
         }
     }
 
+    /// A statement on the catalog (`home`).
     func query(_ s: PipelineConnection.Statement, _ done: @escaping (Result<Rows, RewindError>) -> Void) {
+        query(s, on: connection, done)
+    }
+
+    func query(_ s: PipelineConnection.Statement, on connection: PipelineConnection, _ done: @escaping (Result<Rows, RewindError>) -> Void) {
         connection.send([s]) { result in
             switch result {
             case let .failure(e): done(.failure(e))

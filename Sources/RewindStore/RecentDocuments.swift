@@ -6,7 +6,7 @@ import RewindCore
 /// longer read are left out.
 extension EventStore {
     static let recentDocumentsSQL = """
-        SELECT e.doc, d.title, o.user_id, u.name
+        SELECT e.doc, d.title, o.user_id, u.name, (extract(epoch FROM e.last_edit) * 1000000)::bigint
         FROM document_editors e
         JOIN documents d ON d.id = e.doc
         LEFT JOIN LATERAL (
@@ -20,14 +20,17 @@ extension EventStore {
         LIMIT $2
         """
 
+    /// With shards, each shard's most recent, merged; a shard not reached is left out (quick actions are a convenience).
     public func recentDocuments(user: Int64, limit: Int, _ done: @escaping (Result<[RecentDocument], RewindError>) -> Void) {
-        query(.init(Self.recentDocumentsSQL, [String(user), String(limit)])) { result in
-            done(result.map { rows in
-                (0..<rows.count).compactMap { i in
-                    guard let doc = rows[i, 0] else { return nil }
-                    let other = rows.int(i, 2).flatMap { id in rows[i, 3].map { (id: id, name: $0) } }
-                    return RecentDocument(doc: doc, title: rows[i, 1], lastOtherEditor: other)
-                }
+        onEveryShard(.init(Self.recentDocumentsSQL, [String(user), String(limit)]), decode: { (rows: Rows) -> [(micros: Int64, doc: RecentDocument)] in
+            (0..<rows.count).compactMap { i -> (micros: Int64, doc: RecentDocument)? in
+                guard let doc = rows[i, 0] else { return nil }
+                let other = rows.int(i, 2).flatMap { id in rows[i, 3].map { (id: id, name: $0) } }
+                return (rows.int(i, 4) ?? 0, RecentDocument(doc: doc, title: rows[i, 1], lastOtherEditor: other))
+            }
+        }) { result in
+            done(result.map { all in
+                Array(all.items.sorted { ($0.micros, $1.doc.doc) > ($1.micros, $0.doc.doc) }.prefix(limit).map(\.doc))
             })
         }
     }
