@@ -35,6 +35,8 @@ public final class Server {
     let store: EventStore
     /// PostgreSQL's notices to this server (role changes, revoked tokens).
     let notifications: Notifications
+    /// A listener on each shard other than `home` (the catalog's is `notifications`).
+    let shardListeners: ShardListeners
 
     // The collaborators, each owning its state, made in this order in `init`
     // and given, when made, the others they use (none reaches a sibling
@@ -133,6 +135,7 @@ public final class Server {
                                           channels: ["rewind_access", "rewind_log", "rewind_presence", "rewind_editors", "rewind_prompts"],
                                           instance: instance, timeouts: config.databaseTimeouts, logger: logger)
         self.notifications = notifications
+        shardListeners = ShardListeners(loop: loop, instance: instance, timeouts: config.databaseTimeouts, logger: logger)
         let metrics = config.metricsAddress == nil ? nil : ServerMetrics(version: serverName)
         self.metrics = metrics
         if let metrics {
@@ -181,6 +184,7 @@ public final class Server {
         documents.onUnloaded = { [unowned self] d in
             self.prompts.forget(doc: d.id)
             self.store.keys.forget(d.id)
+            self.store.forgetPlacement(d.id)
         }
         documents.onSettled = { [unowned self] in if self.shuttingDown { self.finishShutdownIfDone() } }
         access.notBefore = { [unowned self] since, body in
@@ -220,7 +224,8 @@ public final class Server {
         cluster.onEffect = { [unowned self] effect in
             switch effect {
             case let .editorsNotice(payload): self.quickActions.notice(payload)
-            case let .accessNotice(payload): self.access.notice(payload)
+            case let .accessNotice(payload):
+                if payload == "shards" { self.store.reloadShards { _ in } } else { self.access.notice(payload) }
             case let .promptEnded(payload): self.prompts.storedPromptNotice(payload)
             case .resync:
                 self.access.resync()
@@ -307,7 +312,7 @@ public final class Server {
                 self.shutdown()
             }
         }
-        var schemaChecked = false, masterKeyChecked = false
+        var schemaChecked = false, masterKeyChecked = false, shardsRead = false
         store.onReady = { [unowned self] in
             // Once, before serving: the database's schema must be this release's
             // (a server upgraded without `rewind admin migrate` would otherwise
@@ -355,10 +360,24 @@ public final class Server {
                     self.store.onReady()
                 }
             }
+            // Once, before serving: the shards other than `home` and where new documents go (schema/028).
+            guard shardsRead else {
+                return self.store.reloadShards { [unowned self] error in
+                    guard error == nil else { return }  // PostgreSQL went away: the next onReady reads them
+                    self.store.awaitShards(withinMs: self.config.startupWaitMs) { [unowned self] in
+                        shardsRead = true
+                        self.store.onReady()
+                    }
+                }
+            }
             startListening()
             // Back after losing PostgreSQL: a catch-up that failed meanwhile left documents behind.
             for d in self.documents.all { d.logMayHaveMoved() }
         }
+        store.onShardsChanged = { [unowned self] shards in self.shardListeners.update(shards) }
+        store.onShardReady = { [unowned self] _ in for d in self.documents.all { d.logMayHaveMoved() } }
+        shardListeners.onNotice = { [unowned self] channel, payload in self.cluster.notice(channel: channel, payload: payload) }
+        shardListeners.onListening = { [unowned self] _ in self.cluster.listening() }
         wait.start(after: config.startupWaitMs) { [unowned self] in
             self.logger.warning("PostgreSQL not reachable yet; listening anyway (requests get `unavailable` until it is)")
             startListening()
@@ -568,6 +587,7 @@ public final class Server {
         sessions.stop()
         cluster.stop()
         notifications.stop()
+        shardListeners.stop()
         store.stop()
         metricsEndpoint?.stop()
     }

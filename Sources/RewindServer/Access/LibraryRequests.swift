@@ -33,10 +33,12 @@ final class LibraryRequests {
         store.listDocuments(user: c.user.id, limit: limit + 1, after: cursor) { result in
             switch result {
             case let .failure(e): c.fail(r, e)
-            case let .success(rows):
-                let page = rows.prefix(limit)
+            case let .success(listed):
+                let rows = listed.docs, page = rows.prefix(limit)
                 let more = rows.count > limit ? page.last.map { JSON.string(Self.cursorString($0)) } : nil
-                c.reply(Message.reply(to: r, [("docs", .array(page.map(Self.json))), ("next", more)]))
+                // Shards not reached: their documents are missing from this page (docs/scaling.md).
+                let missed: JSON? = listed.missed.isEmpty ? nil : .array(listed.missed.map { .string($0) })
+                c.reply(Message.reply(to: r, [("docs", .array(page.map(Self.json))), ("next", more), ("unreachable_shards", missed)]))
             }
         }
     }

@@ -26,9 +26,10 @@ struct HealthCheck {
                                     leftReadOnly: store.leftReadOnly + notifications.leftReadOnly))
     }
 
-    /// `GET /health`: healthy when every connection of the store is up and a
+    /// `GET /health`: healthy when every connection to the catalog is up and a
     /// trivial query answers within `--db-timeout`; otherwise the reason, in
-    /// words, for the operator reading the 503.
+    /// words, for the operator reading the 503. Shards that are not served
+    /// (docs/scaling.md) are named on a second line of a healthy answer.
     func check(_ done: @escaping (_ healthy: Bool, _ reason: String) -> Void) {
         if shuttingDown() { return done(false, "shutting down") }
         if let why = store.unavailableReason {
@@ -48,7 +49,10 @@ struct HealthCheck {
             deadline.close()
             guard !answered else { return }
             answered = true
-            if let error { done(false, "database unreachable: \(error.message)") } else { done(true, "ok") }
+            if let error { return done(false, "database unreachable: \(error.message)") }
+            // A shard down leaves the instance serving every other document: healthy, said on a second line.
+            let down = store.shardStates.filter { !$0.serving }.map { "\($0.name) (\($0.why ?? "not served"))" }
+            done(true, down.isEmpty ? "ok" : "ok\nshards not served: " + down.joined(separator: ", ").split(whereSeparator: \.isNewline).joined(separator: " "))
         }
     }
 }
