@@ -46,7 +46,7 @@ extension Admin {
         }
 
         func run() throws {
-            let database = try db.connect()
+            let database = try docs.isEmpty ? db.connect() : db.connect(forDocuments: docs)
             let keys = try db.requiredKeys(database)
             let output: LineOutput
             do { output = try LineOutput(path: out) } catch {

@@ -36,7 +36,7 @@ extension Admin {
         }
 
         func run() throws {
-            let database = try db.connect()
+            let database = try doc.map { try db.connect(forDocuments: [$0]) } ?? db.connect()
             do {
                 let docs = expired ? try RewindStore.Purge.expired(days: deletedRetentionDays, db: database) : [doc!]
                 for d in docs {

@@ -24,7 +24,7 @@ extension Admin {
         }
 
         func run() throws {
-            let database = try db.connect()
+            let database = try db.connect(forDocuments: [doc])
             let keys = try db.keys(database)
             var progress = Progress("replaying \(doc)", unit: "events")
             do {

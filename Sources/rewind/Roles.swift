@@ -26,8 +26,11 @@ extension Admin {
 
         func run() throws {
             let r = Role(rawValue: role.rawValue)!
-            let database = try db.connect()
-            do { _ = try AccessRows.share(doc: doc, user: user, role: r, db: database) } catch { throw Failure(error) }
+            let database = try db.connect(forDocuments: [doc]), catalog = try db.connect()
+            do throws(RewindError) {
+                try ShardCatalog.copyUser(named: user, from: catalog, to: database)
+                _ = try AccessRows.share(doc: doc, user: user, role: r, db: database)
+            } catch { throw Failure(error) }
             print("\(user) is now \(r.rawValue) of \(doc)")
         }
     }
@@ -47,7 +50,7 @@ extension Admin {
         var user: String
 
         func run() throws {
-            let database = try db.connect()
+            let database = try db.connect(forDocuments: [doc])
             do { _ = try AccessRows.share(doc: doc, user: user, role: nil, db: database) } catch { throw Failure(error) }
             print("\(user) has no role on \(doc) now")
         }

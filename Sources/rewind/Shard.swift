@@ -2,12 +2,12 @@ import ArgumentParser
 import RewindCore
 
 extension Admin {
-    /// Documents placed on several PostgreSQL clusters (SPEC section 17; issue 50).
-    /// So far: the placement and rebalancing, simulated, for capacity planning.
+    /// Documents placed on several PostgreSQL clusters (SPEC section 17; issue 50):
+    /// the catalog's shards and placement policy, and the rebalancing, simulated.
     struct Shard: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Documents on several PostgreSQL clusters: placement and rebalancing, simulated.",
-            subcommands: [Simulate.self])
+            abstract: "Documents on several PostgreSQL clusters: shards, where new documents go, rebalancing simulated.",
+            subcommands: [Add.self, List.self, State.self, Policy.self, Simulate.self])
 
         struct Simulate: ParsableCommand {
             static let configuration = CommandConfiguration(

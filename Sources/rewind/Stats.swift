@@ -24,7 +24,7 @@ extension Admin {
         var json = false
 
         func run() throws {
-            let database = try db.connect()
+            let database = try doc.map { try db.connect(forDocuments: [$0]) } ?? db.connect()
             let report: RewindStore.Stats.Report
             do { report = try RewindStore.Stats.collect(doc: doc, db: database) } catch { throw Failure(error) }
             if json { return print(JSONWriter.string(report.json)) }

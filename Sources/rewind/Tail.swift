@@ -37,7 +37,7 @@ extension Admin {
         }
 
         func run() throws {
-            let database = try db.connect()
+            let database = try docs.isEmpty ? db.connect() : db.connect(forDocuments: docs)
             let keys = try db.keys(database)
             do {
                 // Listen first, then read the heads: an entry committed in between is both

@@ -32,7 +32,7 @@ extension Admin {
         }
 
         func run() throws {
-            let database = try db.connect()
+            let database = try doc.map { try db.connect(forDocuments: [$0]) } ?? db.connect()
             do {
                 if list {
                     let rows = try database.query("""

@@ -96,13 +96,29 @@ extension Admin {
                 let database = try db.connect()
                 do {
                     let e = try RewindStore.Erase.user(name, db: database, waitMs: max(0, wait) * 1000)
-                    print("erased \(name): now \(e.pseudonym); \(e.tokens) token(s) revoked, \(e.snapshots) snapshot(s) dropped;"
-                          + " \(e.confirmed) running server(s) applied it")
+                    if e.already {
+                        print("\(name) is already an erased user's pseudonym: nothing to change in the catalog")
+                    } else {
+                        print("erased \(name): now \(e.pseudonym); \(e.tokens) token(s) revoked, \(e.snapshots) snapshot(s) dropped;"
+                              + " \(e.confirmed) running server(s) applied it")
+                    }
                     if !e.unconfirmed.isEmpty {
                         printError("warning: server instance(s) \(e.unconfirmed.map(String.init).joined(separator: ", ")) did not"
                                    + " confirm within \(wait) s; they apply it when they next hear from the database\n")
                     }
-                } catch { throw Failure(error) }
+                    // Shards other than `home` hold copies of the account (SPEC section 17).
+                    let shards = try RewindStore.Erase.onShards(userID: e.userID, pseudonym: e.pseudonym, catalog: database)
+                    for (shard, n) in shards.snapshots.sorted(by: { $0.key < $1.key }) {
+                        print("shard \(shard): renamed, \(n) snapshot(s) dropped")
+                    }
+                    if !shards.unreachable.isEmpty {
+                        for (shard, why) in shards.unreachable.sorted(by: { $0.key < $1.key }) {
+                            printError("error: shard \(shard) was not reached (\(why)); its copy of the account still holds the name:"
+                                       + " run `rewind admin user erase \(e.pseudonym)` again once it is back\n")
+                        }
+                        throw ExitCode(1)
+                    }
+                } catch let e as RewindError { throw Failure(e) }
             }
         }
 

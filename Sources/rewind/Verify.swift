@@ -42,7 +42,7 @@ extension Admin {
         var anchors: String?
 
         func run() throws {
-            let database = try db.connect()
+            let database = try docs.isEmpty ? db.connect() : db.connect(forDocuments: docs)
             var kept: [RewindStore.Verify.Anchor] = []
             if let anchors {
                 guard let text = readTextFile(anchors) else {
