@@ -14,8 +14,15 @@
 
 REWIND_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # Which cluster: decided when a function runs (REWIND_PG_FAST may be set after sourcing).
-pg_name() { if [ "${REWIND_PG_FAST:-0}" = 1 ]; then echo .pg-test; else echo .pg; fi; }
-pg_port() { if [ "${REWIND_PG_FAST:-0}" = 1 ]; then echo "${REWIND_PG_TEST_PORT:-55433}"; else echo "${REWIND_PG_PORT:-55432}"; fi; }
+# REWIND_PG_SHARD=N (tests only): one of the tests' extra clusters, .pg-test-sN/ (rewind_start_shard_clusters).
+pg_name() {
+    if [ -n "${REWIND_PG_SHARD:-}" ]; then echo ".pg-test-s$REWIND_PG_SHARD"
+    elif [ "${REWIND_PG_FAST:-0}" = 1 ]; then echo .pg-test; else echo .pg; fi
+}
+pg_port() {
+    if [ -n "${REWIND_PG_SHARD:-}" ]; then echo $(( ${REWIND_PG_TEST_PORT:-55433} + 10 + REWIND_PG_SHARD ))
+    elif [ "${REWIND_PG_FAST:-0}" = 1 ]; then echo "${REWIND_PG_TEST_PORT:-55433}"; else echo "${REWIND_PG_PORT:-55432}"; fi
+}
 
 say() { echo "[rewind] $*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -149,7 +156,7 @@ rewind_start_postgres() {
     log="$dir/postgres.log"
     # Unix socket paths are limited to 107 bytes: keep the socket folder short.
     sock="/tmp/rewind-$(echo -n "$REWIND_ROOT" | md5sum | cut -c1-8)"
-    if [ "$(pg_name)" = .pg-test ]; then sock="${sock}t"; fi
+    case "$(pg_name)" in .pg-test*) sock="${sock}t" ;; esac
     local port
     port="$(pg_port)"
     mkdir -p "$sock"
@@ -191,8 +198,21 @@ rewind_start_postgres() {
     fi
     local durability
     durability="$(psql -d postgres -qAtX -c "SELECT 'fsync=' || current_setting('fsync') || ' synchronous_commit=' || current_setting('synchronous_commit') || ' full_page_writes=' || current_setting('full_page_writes')")"
-    say "PostgreSQL ready ($([ "$(pg_name)" = .pg-test ] && echo "the tests' cluster, not durable" || echo "durable"): $durability): PGHOST=$PGHOST PGPORT=$PGPORT PGUSER=$PGUSER PGDATABASE=$PGDATABASE"
+    say "PostgreSQL ready ($([ "${REWIND_PG_FAST:-0}" = 1 ] && echo "a tests' cluster, not durable" || echo "durable"): $durability): PGHOST=$PGHOST PGPORT=$PGPORT PGUSER=$PGUSER PGDATABASE=$PGDATABASE"
     rewind_master_key
+}
+
+# The tests' two extra clusters (SPEC section 17: documents on several
+# PostgreSQL clusters), .pg-test-s2/ and .pg-test-s3/, not durable like
+# .pg-test/, beside it on ports of their own; ShardTests makes its databases
+# on them. REWIND_TEST_SHARD_CLUSTERS: their conninfos, `;` between.
+rewind_start_shard_clusters() {
+    local n clusters=""
+    for n in 2 3; do
+        ( export REWIND_PG_FAST=1 REWIND_PG_SHARD=$n; rewind_start_postgres ) || die "the tests' shard cluster $n did not start"
+        clusters="$clusters${clusters:+;}host=$PGHOST port=$(REWIND_PG_FAST=1 REWIND_PG_SHARD=$n pg_port) user=rewind"
+    done
+    export REWIND_TEST_SHARD_CLUSTERS="$clusters"
 }
 
 # The master key (SPEC section 15): it wraps every document's data key, so
