@@ -27,6 +27,17 @@ CREATE TABLE placements (
     placed_at  timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX placements_shard ON placements (shard);
+-- A move under way (`rewind admin shard move`): where to. While it is set,
+-- instances answer the document's requests `unavailable` and the mover may
+-- resume or abort it; the flip sets `shard` and clears it in one statement.
+ALTER TABLE placements ADD COLUMN moving_to text REFERENCES shards (name);
+
+-- On the shard a document leaves: where it went (or is going). The mover
+-- sets it with `head_hash` changed (a byte put before it), in one statement:
+-- no claim matches the head from then on (the fence), and a server reading
+-- the head refuses it. A copy left behind is purged once the catalog says
+-- the document is on the other shard.
+ALTER TABLE documents ADD COLUMN moved_to text;
 
 -- How new documents are placed (`PlacementPolicy`: rules `prefix -> shard`,
 -- then least-loaded), as the text an operator writes. No row: least-loaded.

@@ -408,6 +408,7 @@ CREATE TABLE public.documents (
     head_hash bytea DEFAULT '\x'::bytea NOT NULL,
     deleted_at timestamp with time zone,
     purged_at timestamp with time zone,
+    moved_to text,
     CONSTRAINT documents_head_check CHECK ((head >= 0)),
     CONSTRAINT documents_id_check CHECK (((id <> ''::text) AND (octet_length(id) <= 256))),
     CONSTRAINT documents_purged_deleted CHECK (((purged_at IS NULL) OR (deleted_at IS NOT NULL))),
@@ -533,6 +534,7 @@ CREATE TABLE public.placements (
     doc text NOT NULL,
     shard text NOT NULL,
     placed_at timestamp with time zone DEFAULT now() NOT NULL,
+    moving_to text,
     CONSTRAINT placements_doc_check CHECK (((doc <> ''::text) AND (octet_length(doc) <= 256)))
 );
 
@@ -1246,6 +1248,14 @@ ALTER TABLE ONLY public.documents
 
 ALTER TABLE ONLY public.identities
     ADD CONSTRAINT identities_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
+
+
+--
+-- Name: placements placements_moving_to_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.placements
+    ADD CONSTRAINT placements_moving_to_fkey FOREIGN KEY (moving_to) REFERENCES public.shards(name);
 
 
 --

@@ -18,7 +18,7 @@ extension EventStore {
     /// the connection goes to find the primary.
     public func head(doc: String, _ done: @escaping (Result<Head?, RewindError>) -> Void) {
         let sql = """
-            SELECT d.head, d.seq, d.head_hash, p.stale
+            SELECT d.head, d.seq, d.head_hash, p.stale, d.moved_to
             FROM (SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on' AS stale) p
             LEFT JOIN documents d ON d.id = $1
             """
@@ -27,6 +27,10 @@ extension EventStore {
                 if case let .success(rows) = result, rows.count == 1, rows[0, 3] == "t" {
                     link.connection.notPrimary("a head was read from a server that is no longer a writable primary (a failover?)")
                     return done(.failure(.storage("the database is failing over: no writable primary yet")))
+                }
+                // Fenced by a move (schema/028): its head here is no longer the document's.
+                if case let .success(rows) = result, rows.count == 1, let to = rows[0, 4] {
+                    return done(.failure(Self.moving(doc, to: to)))
                 }
                 done(result.map { rows in
                     guard rows.count == 1, let v = rows.int(0, 0), let s = rows.int(0, 1) else { return nil }

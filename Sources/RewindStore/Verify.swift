@@ -47,7 +47,7 @@ public enum Verify {
     public static func anchors(_ docs: [String], db: Database) throws(RewindError) -> [Anchor] {
         var rows: [[String?]] = []
         if docs.isEmpty {
-            rows = try db.query("SELECT id, seq, head_hash FROM documents WHERE seq > 0 ORDER BY id").values
+            rows = try db.query("SELECT id, seq, head_hash FROM documents WHERE seq > 0 AND moved_to IS NULL ORDER BY id").values
         } else {
             for d in docs {
                 let r = try db.query("SELECT id, seq, head_hash FROM documents WHERE id = $1", [d])
@@ -85,7 +85,11 @@ public enum Verify {
     public static func document(_ doc: String, anchors: [Anchor] = [], db: Database, keys: DocumentKeys?,
                                 progress: ((Int64, Int64) -> Void)? = nil) throws(RewindError) -> Result<Checked, Problem>
     {
-        let head = try db.query("SELECT seq, head, head_hash, purged_at IS NOT NULL FROM documents WHERE id = $1", [doc])
+        // A copy left by a move (schema/028) has a byte put before its head's hash: the fence.
+        let head = try db.query("""
+            SELECT seq, head, CASE WHEN moved_to IS NULL THEN head_hash ELSE substring(head_hash FROM 2) END, purged_at IS NOT NULL
+            FROM documents WHERE id = $1
+            """, [doc])
         guard head.count == 1, let headSeq = head.int(0, 0), let headVersion = head.int(0, 1),
               let headHash = head[0, 2].flatMap(LogRows.bytea)
         else { return .failure(Problem(doc: doc, what: Problem.missing)) }

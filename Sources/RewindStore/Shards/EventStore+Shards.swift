@@ -12,10 +12,11 @@ extension EventStore {
     /// the shard is not one this instance reaches or serves now.
     func onShard(_ doc: String, failed: @escaping (RewindError) -> Void, _ body: @escaping (ShardLink) -> Void) {
         if let link = shards.placement(of: doc) { return serve(link, failed, body) }
-        query(.init("SELECT shard FROM placements WHERE doc = $1", [doc])) { [self] result in
+        query(.init("SELECT shard, moving_to FROM placements WHERE doc = $1", [doc])) { [self] result in
             switch result {
             case let .failure(e): failed(e)
             case let .success(rows):
+                if rows.count == 1, let to = rows[0, 1] { return failed(Self.moving(doc, to: to)) }
                 let name = rows.count == 1 ? rows[0, 0] ?? ShardDirectory.home : ShardDirectory.home
                 if let link = shards.link(named: name) {
                     shards.remember(doc, on: link)
@@ -40,6 +41,12 @@ extension EventStore {
             return failed(Self.unreachable(link, link.connections.compactMap(\.lastFailure).first))
         }
         body(link)
+    }
+
+    /// The answer while a document moves to another shard (`rewind admin shard move`; PROTOCOL: `unavailable`).
+    static func moving(_ doc: String, to shard: String) -> RewindError {
+        RewindError(.unavailable, "\(doc) is moving to another PostgreSQL cluster (shard \(shard)); open it again in a moment",
+                    details: ["moving": .bool(true)])
     }
 
     /// The answer while a document's shard cannot be reached (PROTOCOL: `unavailable`).

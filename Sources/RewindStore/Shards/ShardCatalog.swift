@@ -18,7 +18,7 @@ public enum ShardCatalog {
     public static func shards(_ catalog: Database) throws(RewindError) -> [Shard] {
         let rows = try catalog.query("""
             SELECT s.name, s.conninfo, s.state,
-                   CASE WHEN s.name = 'home' THEN (SELECT count(*) FROM documents) ELSE (SELECT count(*) FROM placements p WHERE p.shard = s.name) END
+                   CASE WHEN s.name = 'home' THEN (SELECT count(*) FROM documents WHERE moved_to IS NULL) ELSE (SELECT count(*) FROM placements p WHERE p.shard = s.name) END
             FROM shards s ORDER BY s.name <> 'home', s.name
             """)
         return (0..<rows.count).map { i in
