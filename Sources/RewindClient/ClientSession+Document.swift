@@ -121,7 +121,14 @@ extension ClientSession {
             onChange?(.promptState)
         case .closed:
             guard doc == options.doc else { return }
-            fail(ClientError(code: "forbidden", message: o["message"]?.stringValue ?? "access to the document was taken away"))
+            if o["reason"]?.stringValue == "moved" {
+                // Moving to another PostgreSQL cluster: connect again (with backoff) and catch up; the opens
+                // are answered `unavailable` until the move is done, and what is in flight is sent again.
+                return setStatus(.disconnected("the document is moving to another database; opening it again"))
+            }
+            let reason = o["reason"]?.stringValue == "deleted" ? "deleted" : "forbidden"
+            fail(ClientError(code: reason, message: o["message"]?.stringValue
+                             ?? (reason == "deleted" ? "the document was deleted" : "access to the document was taken away")))
         case .bye:
             let reason = o["reason"]?.stringValue ?? "bye"
             let message = o["message"]?.stringValue ?? reason

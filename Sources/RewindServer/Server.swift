@@ -225,7 +225,13 @@ public final class Server {
             switch effect {
             case let .editorsNotice(payload): self.quickActions.notice(payload)
             case let .accessNotice(payload):
-                if payload == "shards" { self.store.reloadShards { _ in } } else { self.access.notice(payload) }
+                if payload == "shards" {
+                    self.store.reloadShards { _ in }
+                } else if payload.hasPrefix("moving:") || payload.hasPrefix("moved:") {
+                    self.documentMoved(String(payload.drop { $0 != ":" }.dropFirst()))
+                } else {
+                    self.access.notice(payload)
+                }
             case let .promptEnded(payload): self.prompts.storedPromptNotice(payload)
             case .resync:
                 self.access.resync()

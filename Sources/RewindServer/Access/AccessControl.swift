@@ -163,7 +163,9 @@ final class AccessControl {
             case let .failure(e):
                 // Not knowing is safer than knowing wrong: the next check asks again.
                 self.known[doc] = nil
-                self.logger.warning("could not reload roles", metadata: ["doc": "\(doc)", "error": "\(e)"])
+                // A document moving between shards has its roles copied: nothing to say about it.
+                let moving = e.details?.objectValue?["moving"] == .bool(true)
+                self.logger.log(level: moving ? .debug : .warning, "could not reload roles", metadata: ["doc": "\(doc)", "error": "\(e)"])
             }
         }
     }
