@@ -1,75 +1,19 @@
 // client.js — RewindClient: a session with the server for one document at a
 // time, over a Connection (connection.js: the socket, hello, the reply matcher,
 // reconnecting) with the requests about documents (library.js). Pushes are
-// handled by one table, PUSH_HANDLERS, by name.
+// handled by one table, PUSH_HANDLERS (pushes.js), by name.
 
 import { Doc } from "./doc.js";
 import { LocalDocument } from "./local-document.js";
 import { wsURL } from "./connection.js";
 import { Library } from "./library.js";
+import { PUSH_HANDLERS } from "./pushes.js";
 
 export { wsURL };
+export { PUSH_HANDLERS, pushNames } from "./pushes.js";
 
 const randomID = () => Math.random().toString(36).slice(2, 10) + Date.now().toString(36).slice(-4);
 
-/**
- * What each push does to a client, by the push's name (every push also reaches
- * "push" listeners first, as received; a push not named here only them).
- */
-export const PUSH_HANDLERS = {
-  events(client, m) {
-    if (m.doc !== client.doc || !client.loaded || client.catchingUp) return;
-    for (const e of m.events) if (!client.applyEvent(e)) return client.reload();
-    client.emit("document");
-    client.pump();
-  },
-  presence(client, m) {
-    if (m.doc !== client.doc || m.client === client.client) return;
-    if (m.node == null) client.presence.delete(m.client); else client.presence.set(m.client, m);
-    client.emit("presence");
-  },
-  prompt(client, m) {
-    client.prompts = client.prompts.filter((p) => p.id !== m.prompt.id).concat([{ ...m.prompt, doc: m.doc }]);
-    client.emit("prompts");
-  },
-  dismiss(client, m) {
-    client.prompts = client.prompts.filter((p) => p.id !== m.prompt);
-    client.emit("prompts");
-  },
-  prompt_state(client, m) {
-    if (m.doc !== client.doc) return;
-    client.promptState = m;
-    client.emit("promptState");
-  },
-  shortcuts(client, m) {
-    client.shortcuts = m.items ?? [];
-    client.emit("shortcuts");
-  },
-  closed(client, m) {
-    if (m.doc !== client.doc) return;
-    client.lastError = Object.assign(new Error(m.reason === "deleted" ? "the document was deleted" : "access to the document was taken away"), { code: m.reason });
-    client.doc = null;
-    client.loaded = false;
-    client.emit("failed");
-    client.emit("document");
-  },
-  token_expiring(client) {
-    client.refreshToken();
-  },
-  renamed(client, m) {
-    if (m.doc !== client.doc) return;
-    client.title = m.title ?? null;
-    client.emit("title");
-  },
-  bye(client, m) {
-    client.lastError = Object.assign(new Error(m.message ?? m.reason), { code: m.reason });
-    if (m.retry === false) { client.stopped = true; client.setStatus("closed"); }
-    // the close follows; reconnecting (or not) happens there
-  },
-};
-
-/** The pushes PUSH_HANDLERS handles. */
-export const pushNames = Object.keys(PUSH_HANDLERS);
 
 /**
  * A session with the server over a WebSocket, for one document at a time.
@@ -132,17 +76,28 @@ export class RewindClient extends Library {
 
   /** After a reconnect: what was missed, then what was in flight is sent again (same tx). */
   async reopen() {
-    try {
-      if (!this.loaded) { await this.openFresh(); return; }
-      await this.catchUp();
-      if (this.document.inFlight) this.sendSubmit(this.document.inFlight);
-      if (this.focused && this.document.view.get(this.focused)) this.request("focus", { doc: this.doc, node: this.focused }).catch(() => {});
-      this.setStatus("ready");
-      this.emit("document");
-      this.pump();
-    } catch (e) {
-      this.lastError = e;
-      this.emit("failed");
+    try { await this.resume(); } catch (e) { this.lastError = e; this.emit("failed"); }
+  }
+
+  async resume() {
+    if (!this.loaded) { await this.openFresh(); return; }
+    await this.catchUp();
+    if (this.document.inFlight) this.sendSubmit(this.document.inFlight);
+    if (this.focused && this.document.view.get(this.focused)) this.request("focus", { doc: this.doc, node: this.focused }).catch(() => {});
+    this.setStatus("ready");
+    this.emit("document");
+    this.pump();
+  }
+
+  /** Moved to another PostgreSQL cluster (`closed` `moved`): opened again once it is served there (`unavailable` till then). */
+  async reopenAfterMove() {
+    const doc = this.doc;
+    this.setStatus("reconnecting");
+    for (let wait = 50; this.doc === doc && this.status === "reconnecting"; wait = Math.min(wait * 2, 2000)) {
+      try { return await this.resume(); } catch (e) {
+        if (e.code !== "unavailable") { this.lastError = e; this.emit("failed"); return; }
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
     }
   }
 

@@ -69,6 +69,8 @@ async function loadDocuments(after = null) {
   if (!list.children.length) list.innerHTML = `<li class="empty">No documents yet: make one with New document.</li>`;
   listed = { next: r.next ?? null };
   $("more-docs").classList.toggle("hidden", !listed.next);
+  // A deployment on several PostgreSQL clusters: one cannot be reached, and its documents are missing.
+  if (!after || r.unreachable_shards) $("docs-incomplete").classList.toggle("hidden", !r.unreachable_shards?.length);
   list.setAttribute("aria-busy", "false");
 }
 

@@ -5,7 +5,8 @@
 import { Connection } from "./connection.js";
 
 export class Library extends Connection {
-  /** `list_docs`: {docs: [{doc, title, role, owner, edited, last_editor}], next?}, newest edit first. */
+  /** `list_docs`: {docs: [{doc, title, role, owner, edited, last_editor}], next?, unreachable_shards?}, newest edit first
+   *  (`unreachable_shards`: the page lacks the documents of those PostgreSQL clusters, down for now). */
   listDocuments({ limit, after } = {}) {
     return this.request("list_docs", { ...(limit ? { limit } : {}), ...(after ? { after } : {}) });
   }

@@ -9,7 +9,7 @@ const PRECACHE = [
   "/", "/client.js", "/connection.js", "/doc.js", "/editor-boxes.js", "/editor-changes.js", "/editor-document.js",
   "/editor-history.js", "/editor-keys.js", "/editor-library.js", "/editor-nodes.js", "/editor-page.js", "/editor-presence.js",
   "/editor-prompts.js", "/editor-route.js", "/editor-share.js", "/editor-signin.js", "/editor-start.js", "/editor-status.js",
-  "/editor-text.js", "/editor-title.js", "/editor.js", "/library.js", "/local-document.js", "/offline.js", "/rewind.js", "/transform.js",
+  "/editor-text.js", "/editor-title.js", "/editor.js", "/library.js", "/local-document.js", "/offline.js", "/pushes.js", "/rewind.js", "/transform.js",
 ];
 
 self.addEventListener("install", (e) => {

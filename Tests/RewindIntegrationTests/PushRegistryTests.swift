@@ -41,12 +41,12 @@ final class PushRegistryTests: XCTestCase {
     }
 
     func testTheWebClientHandlesEveryPushAndNoOther() throws {
-        let client = try read("web/client.js")
+        let client = try read("web/pushes.js")
         let start = try XCTUnwrap(client.range(of: "PUSH_HANDLERS = {"))
         let rest = client[start.upperBound...]
         let object = String(rest[..<(rest.range(of: "\n};")?.lowerBound ?? rest.endIndex)])
         let handled = try matches(#"^  ([a-z_]+)[(:]"#, in: object).map { $0[0] }
-        XCTAssertEqual(Set(handled), Set(kinds), "web/client.js PUSH_HANDLERS")
+        XCTAssertEqual(Set(handled), Set(kinds), "web/pushes.js PUSH_HANDLERS")
         XCTAssertEqual(handled.count, kinds.count, "each once")
     }
 

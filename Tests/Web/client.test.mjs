@@ -7,7 +7,7 @@ import { PUSH_HANDLERS, pushNames, RewindClient } from "../../web/client.js";
 import { oneText, scriptedSockets, wait } from "./fake-socket.mjs";
 
 test("PUSH_HANDLERS: one key a line, readable from the source with a simple pattern", () => {
-  const source = readFileSync(new URL("../../web/client.js", import.meta.url), "utf8");
+  const source = readFileSync(new URL("../../web/pushes.js", import.meta.url), "utf8");
   const table = source.match(/^export const PUSH_HANDLERS = \{\n([\s\S]*?)^\};/m)[1];
   // `name(` or `name:` after the indentation, no space between (the handlers' bodies start lines with `if (`, `for (`).
   const keys = [...table.matchAll(/^\s+([a-z_]+)[(:]/gm)].map((m) => m[1]);
