@@ -135,3 +135,59 @@ extension Admin.Shard {
         }
     }
 }
+
+extension Admin.Shard {
+    struct Move: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move a document to another shard while its terminals keep working.",
+            discussion: """
+                Copies what the document holds to --to while it is served; then fences it
+                (terminals get `closed` `moved` and open it again, answered `unavailable` until
+                the end), copies the rest, verifies the copy (its chain, its head the source's),
+                flips the catalog, and purges the copy left behind (its key, snapshots, editors,
+                roles; the log rows stay, as the log is append-only). Entries keep their ids,
+                sealed text and hashes. Printed: entries copied before and after the fence, and how
+                long the document was closed (from the fence to the flip).
+
+                A mover stopped at any step leaves the document served from one shard with every
+                acknowledged entry: run the same command again to resume, or --abort before the
+                flip (the source is unfenced and the target's copy dropped). Deleted documents
+                are not moved, nor a document back to a shard it left.
+                """)
+        @OptionGroup var db: DatabaseOptions
+        @Argument(help: "The document.") var doc: String
+        @Option(help: "The shard to move it to.") var to: String?
+        @Flag(help: "End a move under way before its flip: the document stays where it was.") var abort = false
+        @Option(help: .hidden) var stopAfter: String?
+
+        func validate() throws {
+            if abort == (to != nil) { throw ValidationError("give --to SHARD, or --abort") }
+            if let s = stopAfter, ShardMove.Step(rawValue: s) == nil {
+                throw ValidationError("--stop-after is one of \(ShardMove.Step.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+
+        func run() throws {
+            let catalog = try db.connect()
+            let keys = try db.keys(catalog)
+            let connect: (String) throws(RewindError) -> Database = { conninfo throws(RewindError) in try RewindStore.Database(conninfo) }
+            let m: ShardMove.Moved
+            do throws(RewindError) {
+                if abort {
+                    let from = try ShardMove.abort(doc, catalog: catalog, connect: connect)
+                    print("move of \(doc) aborted: it stays on shard \(from)")
+                    return
+                }
+                m = try ShardMove.move(doc, to: to!, catalog: catalog, keys: keys, stopAfter: stopAfter.flatMap(ShardMove.Step.init),
+                                       connect: connect)
+            } catch { throw Failure(error) }
+            if let stop = stopAfter {
+                print("stopped after \(stop): run `rewind admin shard move \(doc) --to \(to!)` again to finish, or --abort")
+                throw ExitCode(9)
+            }
+            let resumed = m.resumed.isEmpty ? "" : " (resumed after \(m.resumed.last!.rawValue))"
+            print("moved \(doc) from shard \(m.from) to \(m.to)\(resumed): \(m.entriesLive) entries copied while served, "
+                  + "\(m.entriesFenced) after the fence; closed \(fixed(m.closedMs, 1)) ms")
+        }
+    }
+}

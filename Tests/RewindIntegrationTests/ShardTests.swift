@@ -161,6 +161,132 @@ final class ShardTests: XCTestCase {
         XCTAssertEqual(try shards.db("s2").query("SELECT count(*) FROM users WHERE name = 'alice'").int(0, 0), 0)
     }
 
+    func testAMoveWhileTerminalsEditLosesAndRepeatsNothing() throws {
+        let (catalog, shards) = try fleet()
+        let a = try ServerProcess(database: catalog), b = try ServerProcess(database: catalog)
+        let alice = try Terminal(port: a.port), bob = try Terminal(port: b.port)
+        try alice.hello("alice", catalog)
+        try bob.hello("bob", catalog)
+        XCTAssertEqual(try alice.request("create_doc", [("doc", "a-moving")]).isOK, true)
+        try alice.share("a-moving", "bob", "viewer")
+        XCTAssertEqual(try alice.request("open", [("doc", "a-moving")]).isOK, true)
+        var version = try alice.submit("a-moving", tx: "m-0", base: 0, [textNode("t", "moving")])
+        XCTAssertEqual(try bob.request("open", [("doc", "a-moving")]).isOK, true)
+        var acked: [String: Int64] = ["m-0": version]
+        let mover = try ChildProcess(ServerProcess.binDirectory + "/rewind",
+                                     ["admin", "shard", "move", "a-moving", "--to", "s3", "--database", catalog.conninfo])
+        var i = 0, closedSeen = 0
+        // Alice edits throughout, one submit at a time, as a client written from PROTOCOL.md does:
+        // `closed` `moved` → open again with `since`; `unavailable` → the same tx again after a pause.
+        while mover.isRunning || i < 20 || acked.count < 40 {
+            i += 1
+            let tx = "m-\(i)"
+            while true {
+                let r = try alice.request("submit", [("doc", "a-moving"), ("tx", .string(tx)), ("base", .int(version)),
+                                                     ("ops", [["op": "set", "node": "t", "key": "n", "value": .int(Int64(i))]])])
+                if r.isOK, let v = r["version"]?.intValue { version = v; acked[tx] = v; break }
+                XCTAssertEqual(r.errorCode, "unavailable", JSONWriter.string(.object(r)))
+                guard r.errorCode == "unavailable" else { return }
+                usleep(20_000)
+                if alice.pushes.contains(where: { $0["push"] == "closed" && $0["reason"] == "moved" }) {
+                    alice.pushes.removeAll { $0["push"] == "closed" }
+                    closedSeen += 1
+                }
+                let reopened = try alice.request("open", [("doc", "a-moving"), ("since", .int(version))])
+                if reopened.isOK { version = reopened["events"]?.arrayValue?.last?.objectValue?["version"]?.intValue ?? version }
+            }
+            if i > 2_000 { XCTFail("the move did not end"); break }
+        }
+        XCTAssertEqual(try mover.finish(timeout: 60), 0)
+        let moverSaid = mover.readToEnd(timeout: 5).out
+        closedSeen += try alice.drainPushes().filter { $0["push"] == "closed" && $0["reason"] == "moved" }.count
+        XCTAssertEqual(closedSeen, 1, "alice was told once to open it again (\(moverSaid))")
+        // On s3 now, with every acknowledged transaction exactly once; s2's copy purged.
+        XCTAssertEqual(try catalog.db.query("SELECT shard, moving_to FROM placements WHERE doc = 'a-moving'").values, [["s3", nil]])
+        let txs = try shards.db("s3").query("SELECT tx, version FROM log WHERE doc = 'a-moving' AND entry = 'event' ORDER BY version").values
+        XCTAssertEqual(txs.count, acked.count, "no acknowledged edit lost or repeated")
+        for r in txs { XCTAssertEqual(acked[r[0]!], Int64(r[1]!), r[0]!) }
+        XCTAssertEqual(try shards.db("s2").query("SELECT purged_at IS NOT NULL, moved_to FROM documents WHERE id = 'a-moving'").values, [["t", "s3"]])
+        XCTAssertEqual(try shards.db("s2").query("SELECT count(*) FROM document_keys WHERE doc = 'a-moving'").int(0, 0), 0)
+        let verified = try runRewind(["admin", "verify", "a-moving", "--database", catalog.conninfo])
+        XCTAssertEqual(verified.status, 0, verified.out + verified.err)
+        let verifiedSource = try runRewind(["admin", "verify", "--database", shards.conninfos["s2"]!])
+        XCTAssertEqual(verifiedSource.status, 0, "the copy left behind verifies as purged: " + verifiedSource.out + verifiedSource.err)
+
+        // Bob, on the other instance, saw every version once, in order, across the move.
+        var seen: [Int64] = []
+        func take(_ m: JSONObject) {
+            for e in m["events"]?.arrayValue ?? [] { if let v = e.objectValue?["version"]?.intValue { seen.append(v) } }
+        }
+        var sawMoved = false
+        let deadline = Date().addingTimeInterval(20)
+        while seen.last != version, Date() < deadline {
+            let m = try bob.next()
+            if m["push"] == "events" { take(m) }
+            if m["push"] == "closed", m["reason"] == "moved" {
+                sawMoved = true
+                while true {
+                    let r = try bob.request("open", [("doc", "a-moving"), ("since", .int(seen.last ?? 1))])
+                    if r.isOK { take(r); break }
+                    XCTAssertEqual(r.errorCode, "unavailable")
+                    usleep(20_000)
+                }
+            }
+        }
+        XCTAssertTrue(sawMoved)
+        XCTAssertEqual(seen, Array(2...version), "gapless, no repeats")
+        // And it is served from s3: a new terminal reads it whole.
+        let carol = try Terminal(port: b.port)
+        try carol.hello("alice", catalog)
+        XCTAssertEqual(try carol.request("open", [("doc", "a-moving")])["version"]?.intValue, version)
+    }
+
+    func testAMoverStoppedAfterAnyStepResumesOrAbortsWithNothingLost() throws {
+        let (catalog, shards) = try fleet()
+        let server = try ServerProcess(database: catalog)
+        let alice = try Terminal(port: server.port)
+        try alice.hello("alice", catalog)
+        for (n, step) in ShardMove.Step.allCases.dropLast().enumerated() {
+            let doc = "a-step-\(n)"
+            XCTAssertEqual(try alice.request("create_doc", [("doc", .string(doc))]).isOK, true)
+            XCTAssertEqual(try alice.request("open", [("doc", .string(doc))]).isOK, true)
+            var v = try alice.submit(doc, tx: "\(doc)-1", base: 0, [textNode("t", doc)])
+            let stopped = try runAdmin(catalog, ["shard", "move", doc, "--to", "s3", "--stop-after", step.rawValue])
+            XCTAssertEqual(stopped.status, 9, step.rawValue + stopped.err)
+            let open = try Terminal(port: server.port)
+            try open.hello("alice", catalog)
+            let r = try open.request("open", [("doc", .string(doc))])
+            switch step {
+            case .copied: XCTAssertTrue(r.isOK, "served from s2 until the fence: \(step)")
+            case .flipped: XCTAssertTrue(r.isOK, "served from s3 after the flip")
+            default: XCTAssertEqual(r.errorCode, "unavailable", "fenced, not yet flipped: \(step)")
+            }
+            let abort = step != .flipped && n % 2 == 1
+            if abort {
+                XCTAssertTrue(try admin(catalog, "shard", "move", doc, "--abort").contains("stays on shard s2"))
+                XCTAssertEqual(try shards.db("s3").query("SELECT count(*) FROM documents WHERE id = $1", [doc]).int(0, 0), 0, "the copy dropped")
+            } else {
+                XCTAssertTrue(try admin(catalog, "shard", "move", doc, "--to", "s3").contains("moved \(doc)"), step.rawValue)
+            }
+            let home = abort ? "s2" : "s3"
+            XCTAssertEqual(try catalog.db.query("SELECT shard FROM placements WHERE doc = $1", [doc])[0, 0], home, step.rawValue)
+            XCTAssertEqual(try catalog.db.query("SELECT moving_to FROM placements WHERE doc = $1", [doc])[0, 0], nil)
+            // Served where the catalog says, editable, with every entry.
+            let after = try Terminal(port: server.port)
+            try after.hello("alice", catalog)
+            var reopened = try after.request("open", [("doc", .string(doc))])
+            for _ in 0..<50 where !reopened.isOK {
+                usleep(50_000)
+                reopened = try after.request("open", [("doc", .string(doc))])
+            }
+            XCTAssertEqual(reopened["version"]?.intValue, v, step.rawValue)
+            v = try after.submit(doc, tx: "\(doc)-2", base: v, [["op": "set", "node": "t", "key": "k", "value": "after"]])
+            XCTAssertEqual(try shards.db(home).query("SELECT count(*) FROM log WHERE doc = $1 AND entry = 'event'", [doc]).int(0, 0), 2, step.rawValue)
+            let verified = try runRewind(["admin", "verify", doc, "--database", catalog.conninfo])
+            XCTAssertEqual(verified.status, 0, step.rawValue + verified.out + verified.err)
+        }
+    }
+
     func testAStoppedShardMakesOnlyItsDocumentsUnavailableUntilItIsBack() throws {
         let (catalog, shards) = try fleet()
         let server = try ServerProcess(database: catalog)
