@@ -7,7 +7,7 @@ extension Admin {
     struct Shard: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Documents on several PostgreSQL clusters: shards, where new documents go, rebalancing simulated.",
-            subcommands: [Add.self, List.self, State.self, Policy.self, Move.self, Simulate.self])
+            subcommands: [Add.self, List.self, State.self, Policy.self, Move.self, Drain.self, Rebalance.self, Simulate.self])
 
         struct Simulate: ParsableCommand {
             static let configuration = CommandConfiguration(

@@ -145,14 +145,15 @@ extension Admin.Shard {
                 (terminals get `closed` `moved` and open it again, answered `unavailable` until
                 the end), copies the rest, verifies the copy (its chain, its head the source's),
                 flips the catalog, and purges the copy left behind (its key, snapshots, editors,
-                roles; the log rows stay, as the log is append-only). Entries keep their ids,
+                roles; its log rows stay, unreadable, until the document moves back). Entries keep their ids,
                 sealed text and hashes. Printed: entries copied before and after the fence, and how
                 long the document was closed (from the fence to the flip).
 
                 A mover stopped at any step leaves the document served from one shard with every
                 acknowledged entry: run the same command again to resume, or --abort before the
                 flip (the source is unfenced and the target's copy dropped). Deleted documents
-                are not moved, nor a document back to a shard it left.
+                are not moved. A document moving back to a shard it left replaces the purged copy
+                it left there.
                 """)
         @OptionGroup var db: DatabaseOptions
         @Argument(help: "The document.") var doc: String
@@ -188,6 +189,74 @@ extension Admin.Shard {
             let resumed = m.resumed.isEmpty ? "" : " (resumed after \(m.resumed.last!.rawValue))"
             print("moved \(doc) from shard \(m.from) to \(m.to)\(resumed): \(m.entriesLive) entries copied while served, "
                   + "\(m.entriesFenced) after the fence; closed \(fixed(m.closedMs, 1)) ms")
+        }
+    }
+}
+
+extension Admin.Shard {
+    struct Drain: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move every document off a shard.",
+            discussion: """
+                Marks the shard draining (it takes no new documents), then moves its documents,
+                largest first, each to the least loaded shard that accepts documents, one at a time
+                with `shard move` (each closed for well under a second while its terminals keep
+                working). Stopped or failed midway, run it again: it goes on with what is left.
+                Deleted documents stay (they are not moved). The shard stays in the catalog,
+                draining, for `shard state … accepting` to take it back or for its cluster to be retired.
+                """)
+        @OptionGroup var db: DatabaseOptions
+        @Argument(help: "The shard to empty.") var name: String
+
+        func run() throws {
+            let catalog = try db.connect()
+            do throws(RewindError) { try ShardCatalog.setState(name, "draining", catalog) } catch { throw Failure(error) }
+            try Rebalancing.run(catalog: catalog, keys: try db.keys(catalog), only: name, tolerance: 0.10)
+        }
+    }
+
+    struct Rebalance: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Even the shards out: moves planned from their documents' sizes, then made.",
+            discussion: """
+                Reads every shard's documents and sizes (entries times the shard's log bytes per
+                entry), plans with the rebalancing `shard simulate` runs (draining shards emptied
+                first, then the fullest gives to the emptiest until every accepting shard is within
+                --tolerance of the mean), prints the plan, and makes its moves one at a time (none
+                with --dry-run). Closed shards neither give nor take.
+                """)
+        @OptionGroup var db: DatabaseOptions
+        @Option(help: "How far from the mean a shard may stay (0.10: 10 %).") var tolerance = 0.10
+        @Flag(help: "Print the plan only.") var dryRun = false
+
+        func run() throws {
+            let catalog = try db.connect()
+            try Rebalancing.run(catalog: catalog, keys: try db.keys(catalog), only: nil, tolerance: tolerance, dryRun: dryRun)
+        }
+    }
+}
+
+/// `shard drain` and `shard rebalance`: a plan (`RewindCore.Rebalance`) made of the shards as they are, then its moves.
+enum Rebalancing {
+    static func run(catalog: Database, keys: DocumentKeys?, only: String?, tolerance: Double, dryRun: Bool = false) throws {
+        let connect: (String) throws(RewindError) -> Database = { conninfo throws(RewindError) in try RewindStore.Database(conninfo) }
+        let plan: RewindCore.Rebalance.Plan
+        do throws(RewindError) {
+            let (shards, documents) = try ShardCatalog.loads(catalog, connect: connect)
+            plan = RewindCore.Rebalance.plan(shards: shards, documents: documents, tolerance: tolerance)
+        } catch { throw Failure(error) }
+        let moves = plan.moves.filter { only == nil || $0.from == only }
+        print("plan: \(moves.count) move(s), \(fixed(Double(moves.reduce(0) { $0 + $1.bytes }) / 1_048_576, 1)) MiB"
+              + (only == nil ? "; after it the fullest shard is \(fixed(plan.largestOverMean, 3)) × the mean, the emptiest \(fixed(plan.smallestOverMean, 3))" : ""))
+        for m in moves { print("  \(m.doc): \(m.from) -> \(m.to) (\(fixed(Double(m.bytes) / 1_048_576, 2)) MiB)") }
+        guard !dryRun else { return }
+        for (i, m) in moves.enumerated() {
+            do throws(RewindError) {
+                let done = try ShardMove.move(m.doc, to: m.to, catalog: catalog, keys: keys, connect: connect)
+                print("[\(i + 1)/\(moves.count)] moved \(m.doc) from \(done.from) to \(done.to); closed \(fixed(done.closedMs, 1)) ms")
+            } catch {
+                throw Failure(error, advice: "\(i) of \(moves.count) moves made; run the command again to go on (a move under way resumes)")
+            }
         }
     }
 }

@@ -287,6 +287,42 @@ final class ShardTests: XCTestCase {
         }
     }
 
+    func testDrainEmptiesAShardAndRebalanceEvensThemOutMovingDocumentsBack() throws {
+        let (catalog, shards) = try fleet()
+        let server = try ServerProcess(database: catalog)
+        let alice = try Terminal(port: server.port)
+        try alice.hello("alice", catalog)
+        var versions: [String: Int64] = [:]
+        for n in 0..<6 {  // all on s2 (`a-`), of different lengths
+            let doc = "a-d\(n)"
+            XCTAssertEqual(try alice.request("create_doc", [("doc", .string(doc))]).isOK, true)
+            var v = try alice.submit(doc, tx: "\(doc)-0", base: 0, [textNode("t", doc)])
+            for k in 0..<(n * 4) { v = try alice.submit(doc, tx: "\(doc)-\(k + 1)", base: v, [["op": "set", "node": "t", "key": "k", "value": .int(Int64(k))]]) }
+            versions[doc] = v
+        }
+        XCTAssertEqual(try documents(shards.db("s2")).count, 6)
+        let drained = try admin(catalog, "shard", "drain", "s2")
+        XCTAssertTrue(drained.contains("plan: 6 move(s)"), drained)
+        XCTAssertEqual(try catalog.db.query("SELECT count(*) FROM placements WHERE shard = 's2'").int(0, 0), 0, drained)
+        XCTAssertEqual(try catalog.db.query("SELECT state FROM shards WHERE name = 's2'")[0, 0], "draining")
+        XCTAssertEqual(try alice.request("create_doc", [("doc", "a-new")]).isOK, true)
+        XCTAssertNotEqual(try catalog.db.query("SELECT shard FROM placements WHERE doc = 'a-new'")[0, 0], "s2", "a draining shard takes none")
+
+        // Back to accepting: the rebalance fills it again (documents moving back to where they were).
+        try admin(catalog, "shard", "state", "s2", "accepting")
+        let planned = try admin(catalog, "shard", "rebalance", "--dry-run")
+        XCTAssertTrue(planned.contains("-> s2"), planned)
+        let rebalanced = try admin(catalog, "shard", "rebalance")
+        XCTAssertGreaterThan(try catalog.db.query("SELECT count(*) FROM placements WHERE shard = 's2'").int(0, 0) ?? 0, 0, rebalanced)
+        for (doc, v) in versions {
+            let t = try Terminal(port: server.port)
+            try t.hello("alice", catalog)
+            XCTAssertEqual(try t.request("open", [("doc", .string(doc))])["version"]?.intValue, v, doc)
+            let verified = try runRewind(["admin", "verify", doc, "--database", catalog.conninfo])
+            XCTAssertEqual(verified.status, 0, doc + verified.out + verified.err)
+        }
+    }
+
     func testAStoppedShardMakesOnlyItsDocumentsUnavailableUntilItIsBack() throws {
         let (catalog, shards) = try fleet()
         let server = try ServerProcess(database: catalog)

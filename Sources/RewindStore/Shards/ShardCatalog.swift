@@ -99,4 +99,29 @@ public enum ShardCatalog {
         guard u.count == 1 else { return }
         try shard.query("SELECT rewind_user_copy($1, $2, $3)", [u[0, 0], u[0, 1], u[0, 2]])
     }
+
+    /// Every shard's documents (not deleted, not a copy left by a move) and their sizes, read from each
+    /// shard, for `Rebalance.plan`. A document's bytes are its entries times its shard's log bytes per entry.
+    /// Closed shards are left out (they neither give nor take); draining ones do not accept.
+    public static func loads(_ catalog: Database, connect: (String) throws(RewindError) -> Database)
+        throws(RewindError) -> (shards: [ShardLoad], documents: [Rebalance.Placed])
+    {
+        var loads: [ShardLoad] = [], placed: [Rebalance.Placed] = []
+        for s in try shards(catalog) where s.state != "closed" {
+            let db = s.name == home ? catalog : try connect(s.conninfo)
+            let perEntry = try db.query("""
+                SELECT pg_total_relation_size('log')::float8 / greatest(1, coalesce(nullif((SELECT reltuples FROM pg_class WHERE relname = 'log'), -1), (SELECT count(*) FROM log)))
+                """)[0, 0].flatMap(Double.init) ?? 0
+            let rows = try db.query("SELECT id, seq FROM documents WHERE moved_to IS NULL AND deleted_at IS NULL")
+            var bytes: Int64 = 0
+            for i in 0..<rows.count {
+                guard let doc = rows[i, 0] else { continue }
+                let b = Int64((Double(rows.int(i, 1) ?? 0) * perEntry).rounded())
+                placed.append(Rebalance.Placed(doc: doc, shard: s.name, bytes: b))
+                bytes += b
+            }
+            loads.append(ShardLoad(id: s.name, documents: rows.count, bytes: bytes, accepting: s.state == "accepting"))
+        }
+        return (loads, placed)
+    }
 }

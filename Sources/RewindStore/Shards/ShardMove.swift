@@ -80,9 +80,14 @@ public enum ShardMove {
         guard d.count == 1, let owner = d.int(0, 1), let created = d.int(0, 2) else { throw .notFound("no document \"\(doc)\" on shard \(from)") }
         guard d[0, 3] == "f" else { throw .conflict("\(doc) is deleted: undelete it, or purge it, rather than move it") }
         try sameMasterKey(source, dest, from: from, to: target)
-        let earlier = try dest.query("SELECT moved_to IS NOT NULL OR purged_at IS NOT NULL FROM documents WHERE id = $1", [doc])
+        var earlier = try dest.query("SELECT moved_to IS NOT NULL, purged_at IS NOT NULL FROM documents WHERE id = $1", [doc])
         if earlier.count == 1, earlier[0, 0] == "t" {
-            throw .conflict("shard \(target) holds the copy \(doc) left when it moved away from there; moving a document back is not supported yet")
+            // Moving back to a shard it left: the purged copy it left there goes first (the log it held lives on where the document is).
+            guard earlier[0, 1] == "t" else { throw .conflict("shard \(target)'s copy of \(doc) is being moved away; finish that move first") }
+            try dropCopy(doc, on: dest, leftBehind: true)
+            earlier = try dest.query("SELECT 1 FROM documents WHERE id = $1", [doc])
+        } else if earlier.count == 1, earlier[0, 1] == "t" {
+            throw .conflict("shard \(target) holds \(doc) purged")
         }
         let resuming = placed.count == 1 && placed[0, 1] == target
         if earlier.count == 1, !resuming {
@@ -282,8 +287,10 @@ public enum ShardMove {
     }
 
     /// A copy made before an abort: its rows go (the log's append-only triggers set aside for this one statement's transaction).
-    private static func dropCopy(_ doc: String, on db: Database) throws(RewindError) {
-        guard try db.query("SELECT 1 FROM documents WHERE id = $1 AND moved_to IS NULL", [doc]).count == 1 else { return }
+    /// `leftBehind`: the purged copy a move left (a document moving back), else the copy an aborted move made.
+    private static func dropCopy(_ doc: String, on db: Database, leftBehind: Bool = false) throws(RewindError) {
+        let which = leftBehind ? "moved_to IS NOT NULL AND purged_at IS NOT NULL" : "moved_to IS NULL"
+        guard try db.query("SELECT 1 FROM documents WHERE id = $1 AND \(which)", [doc]).count == 1 else { return }
         try db.query("BEGIN")
         do throws(RewindError) {
             try db.query("ALTER TABLE log DISABLE TRIGGER USER")
