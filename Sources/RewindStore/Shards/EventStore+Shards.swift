@@ -149,6 +149,12 @@ extension EventStore {
         guard let link = shards.shardForNew(doc) else {
             return done(.failure(RewindError(.unavailable, "no shard takes new documents now (all closed, draining or unreachable)")))
         }
+        // Counted at once, not when made: many documents made together would all find the same shard least loaded.
+        shards.documents[link.name, default: 0] += 1
+        let done: (Result<Bool, RewindError>) -> Void = { [shards] result in
+            if case .success(true) = result {} else { shards.documents[link.name, default: 1] -= 1 }
+            done(result)
+        }
         let place = """
             INSERT INTO placements (doc, shard) SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM documents WHERE id = $1)
             ON CONFLICT (doc) DO NOTHING RETURNING doc
@@ -191,10 +197,7 @@ extension EventStore {
         }
     }
 
-    private func placed(_ doc: String, on link: ShardLink) {
-        shards.remember(doc, on: link)
-        shards.documents[link.name, default: 0] += 1
-    }
+    private func placed(_ doc: String, on link: ShardLink) { shards.remember(doc, on: link) }
 }
 
 extension EventStore {
