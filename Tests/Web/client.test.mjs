@@ -115,3 +115,29 @@ test("the library's requests are the protocol's, the open document's where none 
   assert.deepEqual(socket.sent.at(-1).type, "close");
   r.stop();
 });
+
+test("closed moved: opened again with since (unavailable meanwhile, retried), and the edit in flight sent again with its tx", async () => {
+  let sinceOpens = 0;
+  const submits = [];
+  const fail = (s, m) => setTimeout(() => s.push({ re: m.id, ok: false, error: { code: "unavailable", message: "moving", details: { moving: true } } }), 0);
+  const { FakeSocket, sockets } = scriptedSockets((m, s) => {
+    if (m.type === "hello") return { user: "alice", client: m.client, shortcuts: [] };
+    if (m.type === "open" && m.since === undefined) return { doc: m.doc, version: 1, state: oneText("hi") };
+    if (m.type === "open") { if (++sinceOpens === 1) return fail(s, m); return { doc: m.doc, version: 1, events: [] }; }
+    if (m.type === "submit") { submits.push(m.tx); if (submits.length === 1) return fail(s, m); return { version: 2 }; }
+    return null;
+  });
+  const r = new RewindClient({ url: "ws://x/ws", user: "alice", token: "t", client: "c1", WebSocketImpl: FakeSocket });
+  await r.start();
+  await r.open("d");
+  r.edit([{ op: "set", node: "t", key: "k", value: 1 }]);
+  await wait(5);
+  sockets[0].push({ push: "closed", doc: "d", reason: "moved" });
+  assert.equal(r.status, "reconnecting", "edits wait while it moves");
+  await wait(400);
+  assert.equal(sinceOpens, 2, "unavailable once, then opened");
+  assert.equal(r.status, "ready");
+  assert.equal(r.doc, "d", "still the open document");
+  assert.equal(submits.length, 2);
+  assert.equal(submits[1], submits[0], "the same tx again");
+});
