@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RewindClient
 import RewindCore
 import RewindStore
 import XCTest
@@ -122,6 +123,10 @@ final class ShardTests: XCTestCase {
             usleep(100_000)
         }
         XCTAssertNotEqual(placed, "s2")
+        // Made where its placement says: on s3 or `home`, not on the closed s2.
+        let last = try catalog.db.query("SELECT doc FROM placements ORDER BY placed_at DESC LIMIT 1")[0, 0]!
+        XCTAssertEqual(try (placed == "s3" ? shards.db("s3") : catalog.db).query("SELECT count(*) FROM documents WHERE id = $1", [last]).int(0, 0), 1)
+        XCTAssertFalse(try documents(shards.db("s2")).contains(last))
         XCTAssertEqual(try admin(catalog, "shard", "state", "s2", "accepting").contains("accepting"), true)
         // A rule must name a shard of the catalog.
         let policy = NSTemporaryDirectory() + "rewind-policy-bad-\(catalog.name)"
@@ -321,6 +326,96 @@ final class ShardTests: XCTestCase {
             let verified = try runRewind(["admin", "verify", doc, "--database", catalog.conninfo])
             XCTAssertEqual(verified.status, 0, doc + verified.out + verified.err)
         }
+    }
+
+    func testRewindClientTypesThroughAMoveAndEndsWithTheServersText() throws {
+        let (catalog, shards) = try fleet()
+        let server = try ServerProcess(database: catalog)
+        let alice = try Terminal(port: server.port)
+        try alice.hello("alice", catalog)
+        XCTAssertEqual(try alice.request("create_doc", [("doc", "b-typed")]).isOK, true)
+        _ = try alice.submit("b-typed", tx: "setup", base: 0, [textNode("t", "")])
+        let c = RewindClient(host: "127.0.0.1", port: server.port,
+                             options: .init(user: "alice", token: catalog.tokens["alice"]!, doc: "b-typed", client: "rc-move"))
+        func step() {
+            c.tick()
+            if var d = c.descriptor, poll(&d, 1, 2) > 0 { c.handle(d.revents) }
+            c.flush()
+        }
+        func run(_ timeout: Double, until done: () -> Bool) throws {
+            let deadline = Date().addingTimeInterval(timeout)
+            while !done() {
+                guard Date() < deadline else { throw TestFailure("not done within \(timeout) s: \(c.session.status)") }
+                step()
+            }
+        }
+        try run(15) { c.session.status == .ready }
+        let mover = try ChildProcess(ServerProcess.binDirectory + "/rewind",
+                                     ["admin", "shard", "move", "b-typed", "--to", "s2", "--database", catalog.conninfo])
+        var typed = 0, sawItMove = false
+        while mover.isRunning || typed < 150 {
+            if c.session.status == .ready, c.session.document.view["t"] != nil {
+                let n = c.session.document.view["t"]!.text.count
+                try c.session.edit([.insert("t", pos: n, text: Array("x".unicodeScalars))])
+                typed += 1
+            } else {
+                sawItMove = true  // reconnecting: edits wait, as they do for a person typing
+            }
+            for _ in 0..<3 { step() }
+            if typed > 5_000 { break }
+        }
+        XCTAssertEqual(try mover.finish(timeout: 60), 0)
+        try run(20) { c.session.status == .ready && c.session.document.isSettled }
+        XCTAssertTrue(sawItMove, "the client was told to open it again")
+        XCTAssertEqual(try catalog.db.query("SELECT shard FROM placements WHERE doc = 'b-typed'")[0, 0], "s2")
+        let t = try Terminal(port: server.port)
+        try t.hello("alice", catalog)
+        let onServer = text(try t.request("open", [("doc", "b-typed")])["state"])
+        XCTAssertEqual(onServer?.count, typed, "every keystroke committed once")
+        XCTAssertEqual(c.session.document.view["t"]?.textString, onServer)
+        XCTAssertEqual(try documents(shards.db("s2")), ["b-typed"])
+    }
+
+    func testAMoverKilledAtRandomMomentsLeavesTheDocumentWholeAndFinishesWhenRunAgain() throws {
+        let (catalog, shards) = try fleet()
+        let server = try ServerProcess(database: catalog)
+        let alice = try Terminal(port: server.port)
+        try alice.hello("alice", catalog)
+        XCTAssertEqual(try alice.request("create_doc", [("doc", "a-killed")]).isOK, true)
+        var v = try alice.submit("a-killed", tx: "k-0", base: 0, [textNode("t", "k")])
+        // Enough entries that a copy takes a while: pipelined, 100 at a time.
+        for batch in 0..<20 {
+            let lines: [JSON] = (0..<100).map { i in
+                .obj([("id", .int(Int64(10_000 + batch * 100 + i))), ("type", "submit"), ("doc", "a-killed"), ("tx", .string("k-\(batch)-\(i)")),
+                      ("base", .int(v)), ("ops", [["op": "set", "node": "t", "key": "n", "value": .int(Int64(i))]])])
+            }
+            let replies = try alice.pipeline(lines)
+            v = replies.values.compactMap { $0["version"]?.intValue }.max() ?? v
+        }
+        XCTAssertEqual(v, 2_001)
+        for delayMs in [5, 25, 60, 120] {
+            let mover = try ChildProcess(ServerProcess.binDirectory + "/rewind",
+                                         ["admin", "shard", "move", "a-killed", "--to", "s3", "--database", catalog.conninfo])
+            usleep(UInt32(delayMs * 1_000))
+            mover.signal(SIGKILL)
+            _ = mover.wait(timeout: 10)
+            // Wherever it is now, every acknowledged entry is there once the move ends or is run again.
+        }
+        let done = try runAdmin(catalog, ["shard", "move", "a-killed", "--to", "s3"])
+        XCTAssertTrue(done.status == 0 || done.err.contains("already"), done.out + done.err)
+        XCTAssertEqual(try catalog.db.query("SELECT shard, moving_to FROM placements WHERE doc = 'a-killed'").values, [["s3", nil]])
+        let t = try Terminal(port: server.port)
+        try t.hello("alice", catalog)
+        var opened = try t.request("open", [("doc", "a-killed")])
+        for _ in 0..<50 where !opened.isOK {
+            usleep(50_000)
+            opened = try t.request("open", [("doc", "a-killed")])
+        }
+        XCTAssertEqual(opened["version"]?.intValue, v, JSONWriter.string(.object(opened)))
+        let verified = try runRewind(["admin", "verify", "a-killed", "--database", catalog.conninfo])
+        XCTAssertEqual(verified.status, 0, verified.out + verified.err)
+        _ = try t.submit("a-killed", tx: "k-after", base: v, [["op": "set", "node": "t", "key": "n", "value": "after"]])
+        XCTAssertEqual(try shards.db("s3").query("SELECT count(*) FROM log WHERE doc = 'a-killed' AND entry = 'event'").int(0, 0), v + 1)
     }
 
     func testAStoppedShardMakesOnlyItsDocumentsUnavailableUntilItIsBack() throws {
