@@ -390,7 +390,10 @@ public final class Server {
         }
         admission.fitDescriptorLimit()
         notifications.onNotice = { [unowned self] channel, payload in self.cluster.notice(channel: channel, payload: payload) }
-        notifications.onListening = { [unowned self] in self.cluster.listening() }
+        notifications.onListening = { [unowned self] in
+            self.store.forgetPlacements()  // a move's notices may have been missed meanwhile
+            self.cluster.listening()
+        }
         store.start()
         notifications.start()
         sessions.start(loop: loop)

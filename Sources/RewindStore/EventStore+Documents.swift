@@ -23,13 +23,14 @@ extension EventStore {
             LEFT JOIN documents d ON d.id = $1
             """
         onShard(doc, failed: { done(.failure($0)) }) { [self] link in
-            query(.init(sql, [doc]), on: link.connection) { result in
+            query(.init(sql, [doc]), on: link.connection) { [self] result in
                 if case let .success(rows) = result, rows.count == 1, rows[0, 3] == "t" {
                     link.connection.notPrimary("a head was read from a server that is no longer a writable primary (a failover?)")
                     return done(.failure(.storage("the database is failing over: no writable primary yet")))
                 }
                 // Fenced by a move (schema/028): its head here is no longer the document's.
                 if case let .success(rows) = result, rows.count == 1, let to = rows[0, 4] {
+                    self.shards.forget(doc)  // a placement kept from before the move (its notice missed): looked up again
                     return done(.failure(Self.moving(doc, to: to)))
                 }
                 done(result.map { rows in

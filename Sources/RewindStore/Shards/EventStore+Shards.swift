@@ -66,6 +66,8 @@ extension EventStore {
 
     /// The store is done with `doc` (unloaded): its placement is looked up again next time.
     public func forgetPlacement(_ doc: String) { shards.forget(doc) }
+    /// Every placement looked up again (the catalog's notices may have been missed while not listening).
+    public func forgetPlacements() { shards.forgetAll() }
 
     // MARK: Appends on a shard
 

@@ -54,6 +54,7 @@ final class ShardDirectory {
         placed[doc] = link
     }
     func forget(_ doc: String) { placed[doc] = nil }
+    func forgetAll() { placed.removeAll() }
 
     func add(_ link: ShardLink) {
         others[link.name] = link
