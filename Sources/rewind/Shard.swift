@@ -2,11 +2,11 @@ import ArgumentParser
 import RewindCore
 
 extension Admin {
-    /// Documents placed on several PostgreSQL clusters (SPEC section 17; issue 50):
-    /// the catalog's shards and placement policy, and the rebalancing, simulated.
+    /// Documents placed on several PostgreSQL clusters (SPEC section 17; docs/scaling.md):
+    /// the catalog's shards and placement policy, moves, drains, rebalancing, and a simulation.
     struct Shard: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Documents on several PostgreSQL clusters: shards, where new documents go, rebalancing simulated.",
+            abstract: "Documents on several PostgreSQL clusters: shards, placement, moves, drains, rebalancing.",
             subcommands: [Add.self, List.self, State.self, Policy.self, Move.self, Drain.self, Rebalance.self, Simulate.self])
 
         struct Simulate: ParsableCommand {

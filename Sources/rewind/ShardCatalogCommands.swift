@@ -12,11 +12,11 @@ extension Admin.Shard {
                 the Rewind schema (every migration), its name as a shard, and a row in the
                 catalog's `shards`. Every running instance connects to it within moments (the
                 catalog's notice), checks its schema and master key, listens on it, and places
-                new documents on it by the policy (`rewind admin shard policy`). Refused for the
-                catalog's own database (`home`), for a database holding documents of its own,
-                and for another shard. Run again with a new --to to change where it is reached.
-                Documents already made stay where they are. Run deploy/roles.sql on it too when
-                the servers connect as rewind_server.
+                new documents on it by the policy (`rewind admin shard policy`). Refused for
+                the catalog's own database (`home`), for a database holding documents of its
+                own, and for another shard. Run again with a new --to to change where it is
+                reached. Documents already made stay where they are. Run deploy/roles.sql on
+                it too when the servers connect as rewind_server.
                 """)
         @OptionGroup var db: DatabaseOptions
         @Argument(help: "The shard's name: lower-case letters, digits, - and _, at most 32.") var name: String
@@ -45,9 +45,9 @@ extension Admin.Shard {
             abstract: "The shards: state, documents, size, entries appended a second.",
             discussion: """
                 For each shard: its state in the catalog, the documents on it, the size of its
-                database, and the entries appended a second over --sample seconds (PostgreSQL's
-                inserts into its log). A shard that cannot be reached says so, and the command
-                exits 1 after listing the others.
+                database, and the entries appended a second over --sample seconds
+                (PostgreSQL's inserts into its log). A shard that cannot be reached says so,
+                and the command exits 1 after listing the others.
                 """)
         @OptionGroup var db: DatabaseOptions
         @Option(help: "Seconds over which to count appended entries (0: not counted).") var sample = 1.0
@@ -89,9 +89,9 @@ extension Admin.Shard {
         static let configuration = CommandConfiguration(
             abstract: "Open or close a shard to new documents.",
             discussion: """
-                accepting: new documents may be placed on it; closed: it keeps its documents and
-                takes no new ones (a rule of the policy naming it is passed over). Every instance
-                reads the change at once.
+                accepting: new documents may be placed on it; closed: it keeps its documents
+                and takes no new ones (a rule of the policy naming it is passed over). Every
+                instance reads the change at once.
                 """)
         @OptionGroup var db: DatabaseOptions
         @Argument(help: "The shard.") var name: String
@@ -111,11 +111,12 @@ extension Admin.Shard {
         static let configuration = CommandConfiguration(
             abstract: "Show or set where new documents go.",
             discussion: """
-                Without --set, prints the policy. With --set FILE (- for standard input), sets it:
-                lines `PREFIX -> SHARD` (a document whose id starts with PREFIX goes to SHARD; the
-                first matching rule wins), then `least-loaded` for the rest (the shard with the
-                fewest documents); # starts a comment. Rules must name shards of the catalog. A
-                shard closed or unreachable takes no new documents: its rules are passed over.
+                Without --set, prints the policy. With --set FILE (- for standard input), sets
+                it: lines `PREFIX -> SHARD` (a document whose id starts with PREFIX goes to
+                SHARD; the first matching rule wins), then `least-loaded` for the rest (the
+                shard with the fewest documents); # starts a comment. Rules must name shards
+                of the catalog. A shard closed or unreachable takes no new documents: its
+                rules are passed over.
                 """)
         @OptionGroup var db: DatabaseOptions
         @Option(help: "A file holding the policy (- for standard input).") var set: String?
@@ -142,18 +143,19 @@ extension Admin.Shard {
             abstract: "Move a document to another shard while its terminals keep working.",
             discussion: """
                 Copies what the document holds to --to while it is served; then fences it
-                (terminals get `closed` `moved` and open it again, answered `unavailable` until
-                the end), copies the rest, verifies the copy (its chain, its head the source's),
-                flips the catalog, and purges the copy left behind (its key, snapshots, editors,
-                roles; its log rows stay, unreadable, until the document moves back). Entries keep their ids,
-                sealed text and hashes. Printed: entries copied before and after the fence, and how
-                long the document was closed (from the fence to the flip).
+                (terminals get `closed` `moved` and open it again, answered `unavailable`
+                until the end), copies the rest, verifies the copy (its chain, its head the
+                source's), flips the catalog, and purges the copy left behind (its key,
+                snapshots, editors, roles; its log rows stay, unreadable, until the document
+                moves back). Entries keep their ids, sealed text and hashes. Printed: entries
+                copied before and after the fence, and how long the document was closed (from
+                the fence to the flip).
 
-                A mover stopped at any step leaves the document served from one shard with every
-                acknowledged entry: run the same command again to resume, or --abort before the
-                flip (the source is unfenced and the target's copy dropped). Deleted documents
-                are not moved. A document moving back to a shard it left replaces the purged copy
-                it left there.
+                A mover stopped at any step leaves the document served from one shard with
+                every acknowledged entry: run the same command again to resume, or --abort
+                before the flip (the source is unfenced and the target's copy dropped).
+                Deleted documents are not moved. A document moving back to a shard it left
+                replaces the purged copy it left there.
                 """)
         @OptionGroup var db: DatabaseOptions
         @Argument(help: "The document.") var doc: String
@@ -198,12 +200,13 @@ extension Admin.Shard {
         static let configuration = CommandConfiguration(
             abstract: "Move every document off a shard.",
             discussion: """
-                Marks the shard draining (it takes no new documents), then moves its documents,
-                largest first, each to the least loaded shard that accepts documents, one at a time
-                with `shard move` (each closed for well under a second while its terminals keep
-                working). Stopped or failed midway, run it again: it goes on with what is left.
-                Deleted documents stay (they are not moved). The shard stays in the catalog,
-                draining, for `shard state … accepting` to take it back or for its cluster to be retired.
+                Marks the shard draining (it takes no new documents), then moves its
+                documents, largest first, each to the least loaded shard that accepts
+                documents, one at a time with `shard move` (each closed for well under a
+                second while its terminals keep working). Stopped or failed midway, run it
+                again: it goes on with what is left. Deleted documents stay (they are not
+                moved). The shard stays in the catalog, draining, for `shard state …
+                accepting` to take it back or for its cluster to be retired.
                 """)
         @OptionGroup var db: DatabaseOptions
         @Argument(help: "The shard to empty.") var name: String
@@ -219,11 +222,11 @@ extension Admin.Shard {
         static let configuration = CommandConfiguration(
             abstract: "Even the shards out: moves planned from their documents' sizes, then made.",
             discussion: """
-                Reads every shard's documents and sizes (entries times the shard's log bytes per
-                entry), plans with the rebalancing `shard simulate` runs (draining shards emptied
-                first, then the fullest gives to the emptiest until every accepting shard is within
-                --tolerance of the mean), prints the plan, and makes its moves one at a time (none
-                with --dry-run). Closed shards neither give nor take.
+                Reads every shard's documents and sizes (entries times the shard's log bytes
+                per entry), plans with the rebalancing `shard simulate` runs (draining shards
+                emptied first, then the fullest gives to the emptiest until every accepting
+                shard is within --tolerance of the mean), prints the plan, and makes its moves
+                one at a time (none with --dry-run). Closed shards neither give nor take.
                 """)
         @OptionGroup var db: DatabaseOptions
         @Option(help: "How far from the mean a shard may stay (0.10: 10 %).") var tolerance = 0.10
