@@ -224,14 +224,7 @@ public final class Server {
         cluster.onEffect = { [unowned self] effect in
             switch effect {
             case let .editorsNotice(payload): self.quickActions.notice(payload)
-            case let .accessNotice(payload):
-                if payload == "shards" {
-                    self.store.reloadShards { _ in }
-                } else if payload.hasPrefix("moving:") || payload.hasPrefix("moved:") {
-                    self.documentMoved(String(payload.drop { $0 != ":" }.dropFirst()))
-                } else {
-                    self.access.notice(payload)
-                }
+            case let .accessNotice(payload): if !self.shardNotice(payload) { self.access.notice(payload) }
             case let .promptEnded(payload): self.prompts.storedPromptNotice(payload)
             case .resync:
                 self.access.resync()
@@ -380,10 +373,7 @@ public final class Server {
             // Back after losing PostgreSQL: a catch-up that failed meanwhile left documents behind.
             for d in self.documents.all { d.logMayHaveMoved() }
         }
-        store.onShardsChanged = { [unowned self] shards in self.shardListeners.update(shards) }
-        store.onShardReady = { [unowned self] _ in for d in self.documents.all { d.logMayHaveMoved() } }
-        shardListeners.onNotice = { [unowned self] channel, payload in self.cluster.notice(channel: channel, payload: payload) }
-        shardListeners.onListening = { [unowned self] _ in self.cluster.listening() }
+        wireShards()
         wait.start(after: config.startupWaitMs) { [unowned self] in
             self.logger.warning("PostgreSQL not reachable yet; listening anyway (requests get `unavailable` until it is)")
             startListening()

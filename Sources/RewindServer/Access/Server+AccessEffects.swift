@@ -25,24 +25,6 @@ extension Server {
         if a == nil { documents.mayBeIdle(d, unloadNow: true) }
     }
 
-    /// `doc` is moving to another shard, or has moved (`rewind admin shard
-    /// move`, the catalog's `moving:` and `moved:` notices): where it lives is
-    /// looked up again, and its terminals here are told `closed` `moved` —
-    /// open it again — and leave it, which unloads it. Until the move's flip
-    /// an open is answered `unavailable`; after it, the document is read from
-    /// its new shard.
-    func documentMoved(_ doc: String) {
-        store.forgetPlacement(doc)
-        guard let d = documents[doc] else { return }
-        let push = SharedBytes(Push.closed(doc: doc, reason: "moved"))
-        for c in Array(d.subscribers.values) {
-            leaveDocument(c, doc)
-            c.push(push)
-        }
-        logger.info("document moving to another shard; closed here", metadata: ["doc": "\(doc)"])
-        documents.mayBeIdle(d, unloadNow: true)
-    }
-
     /// `doc` was renamed (here or on another instance): its terminals here
     /// get push `renamed` with the title as stored now (two renames close
     /// together may both push the later title: the last push is right).
