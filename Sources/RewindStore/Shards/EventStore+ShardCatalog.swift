@@ -9,10 +9,7 @@ extension EventStore {
     /// Reads the shards, their states, the placement policy and each shard's document count.
     public func reloadShards(_ done: @escaping (RewindError?) -> Void) {
         let sql = """
-            SELECT s.name, s.conninfo, s.state,
-                   CASE WHEN s.name = 'home' THEN (SELECT count(*) FROM documents WHERE deleted_at IS NULL)
-                        ELSE (SELECT count(*) FROM placements p WHERE p.shard = s.name) END,
-                   (SELECT policy FROM placement_policy)
+            SELECT s.name, s.conninfo, s.state, \(ShardCatalog.documentsOnShard), (SELECT policy FROM placement_policy)
             FROM shards s ORDER BY s.name
             """
         query(.init(sql, [])) { [self] result in

@@ -12,13 +12,19 @@ public enum ShardCatalog {
     }
 
     public static let states = ["accepting", "closed", "draining"]
+    /// The documents on shard `s` (a row of `shards`), as the policy and `shard list` count
+    /// them: `home`'s in the catalog's own table (not the copies moves left), the others' by placement.
+    static let documentsOnShard = """
+        CASE WHEN s.name = 'home' THEN (SELECT count(*) FROM documents WHERE moved_to IS NULL)
+             ELSE (SELECT count(*) FROM placements p WHERE p.shard = s.name) END
+        """
+
     /// The catalog's own database, as a shard.
     public static let home = ShardDirectory.home
 
     public static func shards(_ catalog: Database) throws(RewindError) -> [Shard] {
         let rows = try catalog.query("""
-            SELECT s.name, s.conninfo, s.state,
-                   CASE WHEN s.name = 'home' THEN (SELECT count(*) FROM documents WHERE moved_to IS NULL) ELSE (SELECT count(*) FROM placements p WHERE p.shard = s.name) END
+            SELECT s.name, s.conninfo, s.state, \(documentsOnShard)
             FROM shards s ORDER BY s.name <> 'home', s.name
             """)
         return (0..<rows.count).map { i in
