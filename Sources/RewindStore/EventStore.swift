@@ -19,6 +19,12 @@ import RewindLoop
 /// flight only when it holds entries of a document that one holds too: for
 /// documents of their own, more and smaller batches cost PostgreSQL more than
 /// the wait saves (commit benchmark: −7 % at 50 terminals, −11 % at 500).
+/// And only once it holds as many entries as the last batch sent: it waits
+/// in PostgreSQL for that one's commit anyway, so going early with the first
+/// few entries gains nothing, and the terminals whose acks come after it
+/// would then wait for a third commit of their own (one busy document, 50
+/// terminals: its terminals went round in three groups of ~16 entries a
+/// commit; now two of ~24).
 /// Each batch of a document claims the head the batch before it leaves, so
 /// if one does not commit, the ones behind it cannot either. While batches are in flight the next one grows,
 /// so commits per second stay bounded by fsync while transactions per second
@@ -69,6 +75,8 @@ public final class EventStore {
         var docsInFlight: [String: Int] = [:]
         /// Something queued follows entries of its document that are in flight.
         var queuedBehindInFlight = false
+        /// Entries of the last batch sent: a batch sent behind one in flight is at least as big.
+        var lastBatchEntries = 0
         /// The editors this writer noted in the last 5 seconds (schema/025).
         var editorNotes = EditorNotes()
         init(_ c: PipelineConnection) { connection = c }
@@ -235,7 +243,8 @@ public final class EventStore {
 
     private func sendBatch(_ w: Writer) {
         guard !w.queued.isEmpty,
-              w.batchesInFlight == 0 || (w.batchesInFlight < maxBatchesInFlight && w.queuedBehindInFlight) else { return }
+              w.batchesInFlight == 0
+                || (w.batchesInFlight < maxBatchesInFlight && w.queuedBehindInFlight && w.queued.count >= w.lastBatchEntries) else { return }
         var taken: [PendingAppend]
         if w.queued.count <= maxBatch {
             // Handed over whole (copying each entry retained its row's every string).
@@ -248,6 +257,7 @@ public final class EventStore {
         }
         if w.queued.isEmpty { w.queuedBehindInFlight = false }
         w.batchesInFlight += 1
+        w.lastBatchEntries = taken.count
         let claims = Self.claims(&taken, noting: &w.editorNotes)
         let batch = taken  // the appends to answer; their rows are in `claims` now
         for c in claims { w.docsInFlight[c.doc, default: 0] += 1 }

@@ -277,6 +277,72 @@ final class WritePathTests: XCTestCase {
         }
     }
 
+    /// One busy document (issue 44): a batch sent behind one in flight
+    /// waits in PostgreSQL for that one's commit, so sending it early with
+    /// the first stragglers gains nothing, and the terminals that come back
+    /// after it then wait for a third commit of their own. It goes only
+    /// once as many entries are queued as the batch in flight holds (or when
+    /// that one is answered): six entries commit in two transactions, not three.
+    func testABatchBehindOneInFlightWaitsUntilItIsAsBig() throws {
+        let db = try TestDatabase()
+        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
+        try db.db.query("INSERT INTO documents (id, owner) VALUES ('x', $1)", [String(user)])
+        let chain = try entries("x", user: user, count: 6, tag: "busy")
+        let loop = EventLoop()
+        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, masterKey: TestDatabase.masterKey, logger: Logger(label: "test"))
+        store.maxBatchesInFlight = 2
+        var acked = 0, phase = 0, lockError: (any Error)?
+        var inFlightAfterStraggler = -1, inFlightAfterTheRest = -1
+        var sizes: [Int] = []
+        var everyTurn: EveryTurn?
+        store.onBatchAnswered = { entries, _ in sizes.append(entries) }
+        func append(_ i: Int) {
+            store.append(chain[i], doc: "x", after: i == 0 ? [] : chain[i - 1].hash, checkDuplicates: false) { o in
+                guard case .committed = o else { return XCTFail("entry \(i): \(o)") }
+                acked += 1
+                if acked == chain.count { everyTurn?.close(); store.stop() }
+            }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        everyTurn = EveryTurn(loop: loop) {
+            let late = Date() > deadline
+            switch phase {
+            case 1 where store.batchesInFlight == 1 || late:  // the first three wait on the lock
+                phase = 2
+                append(3)  // a straggler: one entry behind three
+            case 2:  // the end of the last turn decided about the straggler
+                phase = 3
+                inFlightAfterStraggler = store.batchesInFlight
+                append(4); append(5)
+            case 3:
+                phase = 4
+                inFlightAfterTheRest = store.batchesInFlight
+                do { try db.db.execute(script: "COMMIT") } catch { lockError = error }
+            default: break
+            }
+        }
+        store.onReady = {
+            guard phase == 0 else { return }
+            do {
+                // Holds the first batch's claim in PostgreSQL until the test lets it go.
+                try db.db.execute(script: "BEGIN")
+                try db.db.execute(script: "LOCK TABLE documents IN EXCLUSIVE MODE")
+            } catch { lockError = error }
+            phase = 1
+            for i in 0..<3 { append(i) }
+            everyTurn?.start()
+        }
+        store.start()
+        loop.run()
+        XCTAssertNil(lockError)
+        XCTAssertEqual(inFlightAfterStraggler, 1, "one entry is not sent behind three: it would wait for their commit anyway")
+        XCTAssertEqual(inFlightAfterTheRest, 2, "three behind three are sent at once, to wait in PostgreSQL")
+        XCTAssertEqual(sizes, [3, 3])
+        XCTAssertEqual(acked, 6)
+        XCTAssertEqual(try db.db.query("SELECT count(DISTINCT position >> 20) FROM log WHERE doc = 'x'").values, [["2"]],
+                       "six entries in two transactions")
+    }
+
     /// A row changed by a superuser (triggers off) is named by `verify`, and
     /// the server refuses to serve the document rather than build on it.
     /// Re-sealing every later hash fools a check of the chain alone, not one

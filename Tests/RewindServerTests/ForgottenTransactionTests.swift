@@ -82,14 +82,17 @@ final class ForgottenTransactionTests: XCTestCase {
         let d2 = bob.pipeline([("submit", [("doc", "d"), ("tx", "d2"), ("base", 1), ("ops", [set(2)])])])[0]
         let repeatOfS2 = alice.pipeline([("submit", [("doc", "e"), ("tx", "s2"), ("base", 20), ("ops", [set(2)])])])[0]
         try s.turn(until: { s.server.store.batchesInFlight == 1 }, "the first batch to be sent")
-        let d3 = bob.pipeline([("submit", [("doc", "d"), ("tx", "d3"), ("base", 2), ("ops", [set(3)])])])[0]
+        // Two entries: a batch goes behind one in flight only once it is as big (EventStore.sendBatch).
+        let behind = bob.pipeline([("submit", [("doc", "d"), ("tx", "d3"), ("base", 2), ("ops", [set(3)])]),
+                                   ("submit", [("doc", "d"), ("tx", "d4"), ("base", 3), ("ops", [set(4)])])])
         try s.turn(until: { s.server.store.batchesInFlight == 2 }, "the second batch, behind the first")
         try locker.query("COMMIT")
         XCTAssertEqual(try alice.reply(to: repeatOfS2)["version"], 2)
         XCTAssertEqual(try bob.reply(to: d2)["version"], 2)
-        XCTAssertEqual(try bob.reply(to: d3)["version"], 3)
+        XCTAssertEqual(try bob.reply(to: behind[0])["version"], 3)
+        XCTAssertEqual(try bob.reply(to: behind[1])["version"], 4)
         XCTAssertEqual(s.server.store.repeatsLookedUp, 1)
-        XCTAssertEqual(try s.eventCount("d"), 3)
+        XCTAssertEqual(try s.eventCount("d"), 4)
         XCTAssertEqual(try s.eventCount("e"), 20)
     }
 }
