@@ -24,7 +24,9 @@ import RewindLoop
 /// few entries gains nothing, and the terminals whose acks come after it
 /// would then wait for a third commit of their own (one busy document, 50
 /// terminals: its terminals went round in three groups of ~16 entries a
-/// commit; now two of ~24).
+/// commit; now two of ~24). What waited for a batch in flight is sent as
+/// soon as that batch is answered, before its appends are told (not at the
+/// end of that turn).
 /// Each batch of a document claims the head the batch before it leaves, so
 /// if one does not commit, the ones behind it cannot either. While batches are in flight the next one grows,
 /// so commits per second stay bounded by fsync while transactions per second
@@ -298,6 +300,12 @@ public final class EventStore {
                     return self.retrySplit(w, batch, claims, then: answered)
                 }
                 answered()
+                // What waited for this answer goes before the answer is told:
+                // telling a busy document's terminals (committing, pushing) is
+                // ~1.4 ms of the loop's time for ~25 entries, and PostgreSQL,
+                // which runs a document's batches one after the other, sat idle
+                // through it (one document, 50 terminals: +22 %, issue 44).
+                if !w.queued.isEmpty { self.sendBatch(w) }
                 Self.answer(batch, LogRows.outcome(rows))
             }
         }
