@@ -277,6 +277,59 @@ final class WritePathTests: XCTestCase {
         }
     }
 
+    /// One busy document (issue 44) whose first three entries are held in
+    /// PostgreSQL by a lock on `documents` (their batch in flight, waiting),
+    /// then `steps`, one a loop turn from the turn that batch is in flight;
+    /// the lock is let go in the turn of the last. `told(i)` runs as entry
+    /// `i` is answered (committed). Gives the batches' sizes as answered.
+    private func holdABusyDocument(entries count: Int, steps: [(_ store: EventStore, _ append: (Int) -> Void) -> Void],
+                                   told: @escaping (_ entry: Int, _ store: EventStore) -> Void = { _, _ in }) throws -> (db: TestDatabase, sizes: [Int]) {
+        let db = try TestDatabase()
+        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
+        try db.db.query("INSERT INTO documents (id, owner) VALUES ('x', $1)", [String(user)])
+        let chain = try entries("x", user: user, count: count, tag: "busy")
+        let loop = EventLoop()
+        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, masterKey: TestDatabase.masterKey, logger: Logger(label: "test"))
+        store.maxBatchesInFlight = 2
+        var acked = 0, step = -1, lockError: (any Error)?
+        var sizes: [Int] = []
+        var everyTurn: EveryTurn?
+        store.onBatchAnswered = { entries, _ in sizes.append(entries) }
+        func append(_ i: Int) {
+            store.append(chain[i], doc: "x", after: i == 0 ? [] : chain[i - 1].hash, checkDuplicates: false) { o in
+                guard case .committed = o else { return XCTFail("entry \(i): \(o)") }
+                told(i, store)
+                acked += 1
+                if acked == chain.count { everyTurn?.close(); store.stop() }
+            }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        everyTurn = EveryTurn(loop: loop) {
+            guard step >= 0, step < steps.count else { return }
+            guard step > 0 || store.batchesInFlight == 1 || Date() > deadline else { return }  // the first three wait on the lock
+            steps[step](store, append)
+            step += 1
+            if step == steps.count {
+                do { try db.db.execute(script: "COMMIT") } catch { lockError = error }
+            }
+        }
+        store.onReady = {
+            guard step == -1 else { return }
+            do {
+                try db.db.execute(script: "BEGIN")
+                try db.db.execute(script: "LOCK TABLE documents IN EXCLUSIVE MODE")
+            } catch { lockError = error }
+            step = 0
+            for i in 0..<3 { append(i) }
+            everyTurn?.start()
+        }
+        store.start()
+        loop.run()
+        XCTAssertNil(lockError)
+        XCTAssertEqual(acked, count, "every entry committed")
+        return (db, sizes)
+    }
+
     /// One busy document (issue 44): a batch sent behind one in flight
     /// waits in PostgreSQL for that one's commit, so sending it early with
     /// the first stragglers gains nothing, and the terminals that come back
@@ -284,62 +337,19 @@ final class WritePathTests: XCTestCase {
     /// once as many entries are queued as the batch in flight holds (or when
     /// that one is answered): six entries commit in two transactions, not three.
     func testABatchBehindOneInFlightWaitsUntilItIsAsBig() throws {
-        let db = try TestDatabase()
-        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
-        try db.db.query("INSERT INTO documents (id, owner) VALUES ('x', $1)", [String(user)])
-        let chain = try entries("x", user: user, count: 6, tag: "busy")
-        let loop = EventLoop()
-        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, masterKey: TestDatabase.masterKey, logger: Logger(label: "test"))
-        store.maxBatchesInFlight = 2
-        var acked = 0, phase = 0, lockError: (any Error)?
         var inFlightAfterStraggler = -1, inFlightAfterTheRest = -1
-        var sizes: [Int] = []
-        var everyTurn: EveryTurn?
-        store.onBatchAnswered = { entries, _ in sizes.append(entries) }
-        func append(_ i: Int) {
-            store.append(chain[i], doc: "x", after: i == 0 ? [] : chain[i - 1].hash, checkDuplicates: false) { o in
-                guard case .committed = o else { return XCTFail("entry \(i): \(o)") }
-                acked += 1
-                if acked == chain.count { everyTurn?.close(); store.stop() }
-            }
-        }
-        let deadline = Date().addingTimeInterval(10)
-        everyTurn = EveryTurn(loop: loop) {
-            let late = Date() > deadline
-            switch phase {
-            case 1 where store.batchesInFlight == 1 || late:  // the first three wait on the lock
-                phase = 2
-                append(3)  // a straggler: one entry behind three
-            case 2:  // the end of the last turn decided about the straggler
-                phase = 3
+        let run = try holdABusyDocument(entries: 6, steps: [
+            { _, append in append(3) },  // a straggler: one entry behind three
+            { store, append in  // the end of the last turn decided about the straggler
                 inFlightAfterStraggler = store.batchesInFlight
                 append(4); append(5)
-            case 3:
-                phase = 4
-                inFlightAfterTheRest = store.batchesInFlight
-                do { try db.db.execute(script: "COMMIT") } catch { lockError = error }
-            default: break
-            }
-        }
-        store.onReady = {
-            guard phase == 0 else { return }
-            do {
-                // Holds the first batch's claim in PostgreSQL until the test lets it go.
-                try db.db.execute(script: "BEGIN")
-                try db.db.execute(script: "LOCK TABLE documents IN EXCLUSIVE MODE")
-            } catch { lockError = error }
-            phase = 1
-            for i in 0..<3 { append(i) }
-            everyTurn?.start()
-        }
-        store.start()
-        loop.run()
-        XCTAssertNil(lockError)
+            },
+            { store, _ in inFlightAfterTheRest = store.batchesInFlight },
+        ])
         XCTAssertEqual(inFlightAfterStraggler, 1, "one entry is not sent behind three: it would wait for their commit anyway")
         XCTAssertEqual(inFlightAfterTheRest, 2, "three behind three are sent at once, to wait in PostgreSQL")
-        XCTAssertEqual(sizes, [3, 3])
-        XCTAssertEqual(acked, 6)
-        XCTAssertEqual(try db.db.query("SELECT count(DISTINCT position >> 20) FROM log WHERE doc = 'x'").values, [["2"]],
+        XCTAssertEqual(run.sizes, [3, 3])
+        XCTAssertEqual(try run.db.db.query("SELECT count(DISTINCT position >> 20) FROM log WHERE doc = 'x'").values, [["2"]],
                        "six entries in two transactions")
     }
 
@@ -349,58 +359,15 @@ final class WritePathTests: XCTestCase {
     /// document's terminals is ~1.4 ms of the loop's time, all of it
     /// PostgreSQL's idle time when they went at the end of that turn.
     func testEntriesHeldBehindABatchGoBeforeItsAnswerIsTold() throws {
-        let db = try TestDatabase()
-        let user = try db.db.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0)!
-        try db.db.query("INSERT INTO documents (id, owner) VALUES ('x', $1)", [String(user)])
-        let chain = try entries("x", user: user, count: 4, tag: "busy")
-        let loop = EventLoop()
-        let store = EventStore(loop: loop, conninfo: db.conninfo, writers: 1, masterKey: TestDatabase.masterKey, logger: Logger(label: "test"))
-        store.maxBatchesInFlight = 2
-        var acked = 0, phase = 0, lockError: (any Error)?
         var inFlightWhileHeld = -1, inFlightWhenFirstTold = -1
-        var sizes: [Int] = []
-        var everyTurn: EveryTurn?
-        store.onBatchAnswered = { entries, _ in sizes.append(entries) }
-        func append(_ i: Int) {
-            store.append(chain[i], doc: "x", after: i == 0 ? [] : chain[i - 1].hash, checkDuplicates: false) { o in
-                guard case .committed = o else { return XCTFail("entry \(i): \(o)") }
-                if i == 0 { inFlightWhenFirstTold = store.batchesInFlight }
-                acked += 1
-                if acked == chain.count { everyTurn?.close(); store.stop() }
-            }
-        }
-        let deadline = Date().addingTimeInterval(10)
-        everyTurn = EveryTurn(loop: loop) {
-            let late = Date() > deadline
-            switch phase {
-            case 1 where store.batchesInFlight == 1 || late:  // the first three wait on the lock
-                phase = 2
-                append(3)  // one entry: held until they are answered (`testABatchBehindOneInFlightWaitsUntilItIsAsBig`)
-            case 2:
-                phase = 3
-                inFlightWhileHeld = store.batchesInFlight
-                do { try db.db.execute(script: "COMMIT") } catch { lockError = error }
-            default: break
-            }
-        }
-        store.onReady = {
-            guard phase == 0 else { return }
-            do {
-                try db.db.execute(script: "BEGIN")
-                try db.db.execute(script: "LOCK TABLE documents IN EXCLUSIVE MODE")
-            } catch { lockError = error }
-            phase = 1
-            for i in 0..<3 { append(i) }
-            everyTurn?.start()
-        }
-        store.start()
-        loop.run()
-        XCTAssertNil(lockError)
+        let run = try holdABusyDocument(entries: 4, steps: [
+            { _, append in append(3) },  // one entry: held until they are answered (the test above)
+            { store, _ in inFlightWhileHeld = store.batchesInFlight },
+        ], told: { i, store in if i == 0 { inFlightWhenFirstTold = store.batchesInFlight } })
         XCTAssertEqual(inFlightWhileHeld, 1, "the fourth entry waited for the batch ahead of it")
         XCTAssertEqual(inFlightWhenFirstTold, 1, "the fourth entry was sent before the batch ahead's first entry was told")
-        XCTAssertEqual(sizes, [3, 1])
-        XCTAssertEqual(acked, 4)
-        XCTAssertEqual(try db.db.query("SELECT seq FROM log WHERE doc = 'x' ORDER BY seq").values.map { $0[0] }, ["1", "2", "3", "4"])
+        XCTAssertEqual(run.sizes, [3, 1])
+        XCTAssertEqual(try run.db.db.query("SELECT seq FROM log WHERE doc = 'x' ORDER BY seq").values.map { $0[0] }, ["1", "2", "3", "4"])
     }
 
     /// A row changed by a superuser (triggers off) is named by `verify`, and
