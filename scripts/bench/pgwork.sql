@@ -55,6 +55,37 @@ BEGIN
   END LOOP;
 END $$;
 
+-- One batch of one busy document (issue 44's shape): `per` entries of the
+-- first document, each following the last, as a writer sends a document that
+-- 50 terminals edit at once (ndocs is not used). For the baseline the seqs
+-- come from the sequence. `pgwork --one-doc` makes it bench_make.
+CREATE FUNCTION bench_make_one(per int, ndocs int, plain boolean,
+  OUT a1 text[], OUT a2 bigint[], OUT a3 bytea[], OUT a4 bigint[], OUT a5 bigint[], OUT a6 bytea[],
+  OUT a7 text[], OUT a8 bigint[], OUT a9 bigint[], OUT a10 text[], OUT a11 uuid[], OUT a12 bigint[], OUT a13 text[],
+  OUT a14 text[], OUT a15 text[], OUT a16 text[], OUT a17 text[], OUT a18 text[], OUT a19 bigint[], OUT a20 text[],
+  OUT a21 text[], OUT a22 text[], OUT a23 text[], OUT a24 bigint[], OUT a25 bytea[],
+  OUT a26 text[], OUT a27 bigint[], OUT a28 bigint[]) LANGUAGE plpgsql AS $$
+DECLARE
+  r record; h bytea; u bigint; s bigint; v bigint;
+BEGIN
+  u := (SELECT min(id) FROM users);
+  a26 := '{}'; a27 := '{}'; a28 := '{}';
+  SELECT b.doc AS id, b.seq, b.head, b.hash AS head_hash INTO r FROM bench_heads b WHERE b.i = 0;
+  h := r.head_hash; s := r.seq; v := r.head;
+  FOR k IN 1 .. per LOOP
+    h := sha256(gen_random_uuid()::text::bytea);
+    s := CASE WHEN plain THEN nextval('plain_seq') ELSE s + 1 END;
+    v := v + 1;
+    a7 := a7 || r.id; a8 := a8 || s; a9 := a9 || v; a10 := a10 || 'event'::text; a11 := a11 || gen_random_uuid();
+    a12 := a12 || u; a13 := a13 || ('c' || k); a14 := a14 || 'edit'::text; a15 := a15 || ('g' || s);
+    a16 := a16 || NULL::text; a17 := a17 || ('tx-' || s); a18 := a18 || left(md5(r.id || s), 16);
+    a19 := a19 || (v - 1); a20 := a20 || ('~177109d80611.2:' || repeat('x', 190)); a21 := a21 || '~'::text; a22 := a22 || NULL::text;
+    a23 := a23 || NULL::text; a24 := a24 || (extract(epoch from clock_timestamp()) * 1000)::bigint; a25 := a25 || h;
+  END LOOP;
+  a1 := ARRAY[r.id]; a2 := ARRAY[r.seq]; a3 := ARRAY[r.head_hash]; a4 := ARRAY[s]; a5 := ARRAY[v]; a6 := ARRAY[h];
+  UPDATE bench_heads SET seq = s, head = v, hash = h WHERE i = 0;
+END $$;
+
 -- Making a batch and storing nothing: subtracted from both measurements.
 CREATE FUNCTION bench_make_only(per int, ndocs int, plain boolean) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE m record;
