@@ -133,6 +133,8 @@ final class DocumentRuntime {
     var headUnknown = false
     /// The version of the newest snapshot this runtime restored or took (0: none).
     var snapshotVersion: Int64 = 0
+    /// Bytes of the newest snapshot this runtime stored (0: none yet): what the next must wait for (`snapshotIsDue`).
+    var lastSnapshotBytes = 0
     /// Wire form of the newest committed events, oldest first, for catch-up from memory.
     var recent: [(version: Int64, bytes: [UInt8])] = []
     /// Hashes of the log this runtime checked itself: what entries read back later are checked against (`DocumentRuntime+History.swift`).
@@ -462,7 +464,7 @@ final class DocumentRuntime {
             recent.append((version: event.version, bytes: wire))
             if recent.count > 2 * config.recentEvents { recent.removeFirst(recent.count - config.recentEvents) }
             if config.snapshotEvery > 0, event.version % Int64(config.snapshotEvery) == 0, state == .ready {
-                saveSnapshot()
+                if snapshotIsDue(at: event.version) { saveSnapshot() } else { compactLedgers() }
             }
             guard !subscribers.isEmpty else { return }
             // Encoded once; the same bytes go to every terminal.
@@ -480,6 +482,30 @@ final class DocumentRuntime {
     func saveSnapshot() {
         let ledger = committed.forSnapshot
         snapshotVersion = ledger.version
+        compactLedgers()
+        let (doc, store, cipher) = (id, store, committed.cipher)
+        BackgroundWork.run(on: loop, {
+            let plain = JSONWriter.string(ledger.snapshotJSON)
+            var text = cipher.map { $0.sealSnapshot(plain) } ?? plain
+            return (text, text.withUTF8 { SHA256.hash(UnsafeRawBufferPointer($0)) })
+        }) { [weak self] snapshot in
+            self?.lastSnapshotBytes = snapshot.0.utf8.count
+            store.saveSnapshot(doc: doc, version: ledger.version, seq: ledger.seq, hash: ledger.headHash,
+                               text: snapshot.0, digest: snapshot.1)
+        }
+    }
+
+    /// Whether a snapshot asked for at `version` is stored: not before the
+    /// events since the last one stored have paid for its size at
+    /// `snapshotBytesPerEvent` (see `ServerConfig`).
+    func snapshotIsDue(at version: Int64) -> Bool {
+        let perEvent = config.snapshotBytesPerEvent
+        guard perEvent > 0, lastSnapshotBytes > 0 else { return true }
+        return version - snapshotVersion >= Int64(lastSnapshotBytes / perEvent)
+    }
+
+    /// What a snapshot's turn also bounds, done even when the snapshot is skipped.
+    func compactLedgers() {
         committed.compactHistory()
         // The speculative history too: nothing else compacts it, and it
         // is replaced by the committed one only after a clash (without
@@ -488,15 +514,6 @@ final class DocumentRuntime {
         // Bounded memory for a document served for ever: old transaction ids are the log's to answer.
         committed.forgetOldTransactions()
         speculative.forgetOldTransactions()
-        let (doc, store, cipher) = (id, store, committed.cipher)
-        BackgroundWork.run(on: loop, {
-            let plain = JSONWriter.string(ledger.snapshotJSON)
-            var text = cipher.map { $0.sealSnapshot(plain) } ?? plain
-            return (text, text.withUTF8 { SHA256.hash(UnsafeRawBufferPointer($0)) })
-        }) { snapshot in
-            store.saveSnapshot(doc: doc, version: ledger.version, seq: ledger.seq, hash: ledger.headHash,
-                               text: snapshot.0, digest: snapshot.1)
-        }
     }
 
     /// A user erased: the ledgers name them by their pseudonym, and the

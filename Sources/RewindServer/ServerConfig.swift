@@ -80,6 +80,16 @@ public struct ServerConfig: Sendable {
     /// A snapshot of a document is stored every this many events (0: never).
     public var snapshotEvery = 1_000
 
+    /// A snapshot `snapshotEvery` asks for is skipped (the ledgers are still
+    /// compacted) while the events since the last one stored are fewer than that
+    /// one's size in bytes over this (0: never skipped). A snapshot holds every
+    /// user's undo stacks: ten users editing one document made each ~134 KB
+    /// (one user's ~10 KB), encoded, sealed and written to the WAL every 1,000
+    /// events — a tenth of the server's CPU and 134 bytes of WAL an event
+    /// (issue 44). So what snapshots cost an event stays near this many bytes,
+    /// and a first open reads a longer tail only for such documents.
+    public var snapshotBytesPerEvent = 64
+
     /// Static quick actions (`--shortcuts FILE`), listed before the recent documents.
     public var shortcuts = Shortcuts.defaultStatic
 

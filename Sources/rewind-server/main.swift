@@ -78,6 +78,9 @@ struct RewindServerCommand: ParsableCommand {
     @Option(help: "Store a snapshot of a document every N events, so that opening it reads only the log after it (0: never).")
     var snapshotEvery: Int = defaults.snapshotEvery
 
+    @Option(help: "Skip a snapshot --snapshot-every asks for while the events since the last one are fewer than its size in bytes over N (0: never skip): a document with a large snapshot (many users' undo stacks) is snapshotted less often.")
+    var snapshotBytesPerEvent: Int = defaults.snapshotBytesPerEvent
+
     @Option(help: "push: send presence whose selection others' edits moved (default); quiet: keep it moved without pushing (clients move remote carets through the events themselves; for rooms with many carets).")
     var presenceMoves: String = "push"
 
@@ -179,6 +182,7 @@ struct RewindServerCommand: ParsableCommand {
         guard deletedRetentionDays >= 0 else { throw ValidationError("--deleted-retention-days must be 0 or more") }
         guard typingWindow >= 0, typingWindow <= 60_000 else { throw ValidationError("--typing-window must be 0 to 60000 ms") }
         guard snapshotEvery >= 0 else { throw ValidationError("--snapshot-every must be 0 (never) or more") }
+        guard snapshotBytesPerEvent >= 0 else { throw ValidationError("--snapshot-bytes-per-event must be 0 (never skip) or more") }
         guard undoLevels >= 0 else { throw ValidationError("--undo-levels must be 0 (unlimited) or more") }
         guard promptTtl >= 10, promptTtl <= 86_400 else { throw ValidationError("--prompt-ttl must be 10 to 86400 seconds") }
         guard presenceMoves == "push" || presenceMoves == "quiet" else { throw ValidationError("--presence-moves must be push or quiet") }
@@ -255,6 +259,7 @@ struct RewindServerCommand: ParsableCommand {
         config.undoLevels = undoLevels
         config.promptTTLSeconds = promptTtl
         config.snapshotEvery = snapshotEvery
+        config.snapshotBytesPerEvent = snapshotBytesPerEvent
         config.pushMovedPresence = presenceMoves == "push"
         config.allowedOrigins = WebRoute.Origins(allowedOrigins)
         config.publicOrigins = WebRoute.publicOrigins(self.publicOrigin ?? env("REWIND_PUBLIC_ORIGIN"))

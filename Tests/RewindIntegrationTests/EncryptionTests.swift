@@ -30,7 +30,7 @@ final class EncryptionTests: XCTestCase {
     func testTypedTextNeverReachesPostgreSQLsFilesInPlainText() throws {
         let secret = "SECRET-" + UUID().uuidString.prefix(12)
         let control = "TITLE-" + UUID().uuidString.prefix(12)
-        let f = try Fixture(doc: nil, serverArguments: ["--snapshot-every", "3"])
+        let f = try Fixture(doc: nil, serverArguments: ["--snapshot-every", "3", "--snapshot-bytes-per-event", "0"])
         XCTAssertEqual(try f.alice.request("create_doc", [("doc", "d"), ("title", .string(control))])["ok"], true)
         var v = try f.alice.submit("d", tx: "t", base: 0, [textNode("t", "hello")])
         v = try f.alice.submit("d", tx: "typed", base: v, [["op": "insert", "node": "t", "pos": 5, "text": .string(" " + secret)]])

@@ -9,7 +9,7 @@ final class PreviewTests: XCTestCase {
     /// and carol (viewer).
     private func fixture() throws -> Fixture {
         let f = try Fixture(sharedWith: ["bob": "editor", "carol": "viewer"], users: ["alice", "bob", "carol", "dave"],
-                            serverArguments: ["--snapshot-every", "2"])
+                            serverArguments: ["--snapshot-every", "2", "--snapshot-bytes-per-event", "0"])
         try f.alice.submit("d", tx: "1", base: 0, [["op": "create", "node": "t", "parent": "root", "index": 0, "kind": "text", "text": "one", "focusable": true]])
         try f.alice.submit("d", tx: "2", base: 1, [["op": "insert", "node": "t", "pos": 3, "text": " two"]])
         try f.alice.submit("d", tx: "3", base: 2, [["op": "create", "node": "box", "parent": "root", "index": 1, "kind": "view", "frame": [0, 0, 5, 5]]])

@@ -10,7 +10,7 @@ final class SnapshotIntegrationTests: XCTestCase {
     /// was stored, and one whose state and digest were rewritten together.
     func testVerifyChecksEverySnapshotAsItReachesIt() throws {
         let db = try TestDatabase()
-        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "5"])
+        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "5", "--snapshot-bytes-per-event", "0"])
         let t = try Terminal(port: server.port)
         try t.hello("alice", db)
         try t.request("create_doc", [("doc", "d")])
@@ -41,7 +41,7 @@ final class SnapshotIntegrationTests: XCTestCase {
     func testAnOldUndoGroupIsUndoneAfterARestartAsBefore() throws {
         let db = try TestDatabase()
         let count = try writeOldGroups(db)
-        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "100"])
+        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "100", "--snapshot-bytes-per-event", "0"])
         let alice = try Terminal(port: server.port)
         try alice.hello("alice", db)
         XCTAssertEqual(try alice.request("open", [("doc", "d")])["version"], .int(count + 2))
@@ -69,7 +69,7 @@ final class SnapshotIntegrationTests: XCTestCase {
 
     func testRestartFromASnapshotMatchesReplayAndKeepsUndoAndIdempotency() throws {
         let db = try TestDatabase()
-        let args = ["--snapshot-every", "100"]
+        let args = ["--snapshot-every", "100", "--snapshot-bytes-per-event", "0"]
         var server = try ServerProcess(database: db, arguments: args)
         var a = try Terminal(port: server.port)
         try a.hello("alice", db)
@@ -129,7 +129,7 @@ final class SnapshotIntegrationTests: XCTestCase {
         XCTAssertEqual(try snapshots().int(0, 0), 0, "snapshots off: none written")
         server.kill9()
 
-        server = try ServerProcess(database: db, arguments: ["--snapshot-every", "10"])
+        server = try ServerProcess(database: db, arguments: ["--snapshot-every", "10", "--snapshot-bytes-per-event", "0"])
         a = try Terminal(port: server.port)
         try a.hello("alice", db)
         XCTAssertEqual(try a.request("open", [("doc", "d")])["version"], 31)
@@ -142,7 +142,7 @@ final class SnapshotIntegrationTests: XCTestCase {
         XCTAssertEqual(taken, 31, "a snapshot of the head, taken on load")
         server.kill9()
 
-        server = try ServerProcess(database: db, arguments: ["--snapshot-every", "10"])
+        server = try ServerProcess(database: db, arguments: ["--snapshot-every", "10", "--snapshot-bytes-per-event", "0"])
         a = try Terminal(port: server.port)
         try a.hello("alice", db)
         XCTAssertEqual(try a.request("open", [("doc", "d")])["state"], try RewindStore.Replay.document("d", db: db.db).document.json)
@@ -165,7 +165,7 @@ final class SnapshotIntegrationTests: XCTestCase {
     /// never edits again; Bob sets `k` 1,200 times. Snapshots every 100; the
     /// server is killed once the last is stored. Returns Bob's count.
     private func writeOldGroups(_ db: TestDatabase) throws -> Int64 {
-        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "100"])
+        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "100", "--snapshot-bytes-per-event", "0"])
         let alice = try Terminal(port: server.port)
         try alice.hello("alice", db)
         try alice.request("create_doc", [("doc", "d")])
@@ -202,7 +202,7 @@ final class SnapshotIntegrationTests: XCTestCase {
              WHERE doc = 'd' AND version = 3 AND entry = 'event';
             ALTER TABLE log ENABLE TRIGGER USER;
             """)
-        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "100"])
+        let server = try ServerProcess(database: db, arguments: ["--snapshot-every", "100", "--snapshot-bytes-per-event", "0"])
         let alice = try Terminal(port: server.port)
         try alice.hello("alice", db)
         XCTAssertEqual(try alice.request("open", [("doc", "d")])["ok"], true, "the tail it loads is intact")

@@ -16,7 +16,7 @@ final class ForgottenTransactionTests: XCTestCase {
     /// document "e" of alice's with 20 events (tx s1…s20): its ledger has forgotten s1…s10.
     func serverWithAForgetfulDocument() throws -> (SteppedServer, SteppedTerminal) {
         let s = try SteppedServer {
-            $0.snapshotEvery = 5
+            $0.snapshotEvery = 5; $0.snapshotBytesPerEvent = 0
             $0.limits.maxRebaseDistance = 5
             $0.writers = 1
         }

@@ -12,7 +12,7 @@ final class SpeculativeCompactionTests: XCTestCase {
     func set(_ i: Int) -> JSON { .obj([("op", "set"), ("node", "root"), ("key", "k"), ("value", .int(Int64(i)))]) }
 
     func testTheSpeculativeHistoryIsCompactedAtEachSnapshot() throws {
-        let s = try SteppedServer { $0.snapshotEvery = 5; $0.undoLevels = 2 }
+        let s = try SteppedServer { $0.snapshotEvery = 5; $0.snapshotBytesPerEvent = 0; $0.undoLevels = 2 }
         let alice = try s.terminal("alice")
         XCTAssertTrue(try alice.request("create_doc", [("doc", "d")]).isOK)
         XCTAssertTrue(try alice.request("open", [("doc", "d")]).isOK)

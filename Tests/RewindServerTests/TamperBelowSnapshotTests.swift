@@ -14,7 +14,7 @@ final class TamperBelowSnapshotTests: XCTestCase {
     /// few events only).
     func twoInstances() throws -> (first: SteppedServer, second: SteppedServer) {
         let configure: (inout ServerConfig) -> Void = {
-            $0.snapshotEvery = 5
+            $0.snapshotEvery = 5; $0.snapshotBytesPerEvent = 0
             $0.undoLevels = 2  // no old undo group keeps the tail long
             $0.limits.maxRebaseDistance = 3
         }
@@ -47,7 +47,7 @@ final class TamperBelowSnapshotTests: XCTestCase {
             UPDATE log SET ops = (SELECT ops FROM log WHERE doc = 'd' AND seq = 2) WHERE doc = 'd' AND seq = 1;
             ALTER TABLE log ENABLE TRIGGER USER;
             """)
-        let c = try SteppedServer(sharing: a) { $0.snapshotEvery = 5; $0.undoLevels = 2; $0.limits.maxRebaseDistance = 3 }
+        let c = try SteppedServer(sharing: a) { $0.snapshotEvery = 5; $0.snapshotBytesPerEvent = 0; $0.undoLevels = 2; $0.limits.maxRebaseDistance = 3 }
         let alice = try c.terminal("alice")
         // The head (from the snapshot, whose chain to the head holds) is served.
         XCTAssertTrue(try alice.request("open", [("doc", "d")]).isOK)
