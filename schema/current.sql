@@ -89,18 +89,33 @@ CREATE FUNCTION public.rewind_log_check() RETURNS trigger
     AS $$
 DECLARE
     bad text;
+    bad_seq bigint;
+    malformed boolean;
 BEGIN
-    SELECT n.doc INTO bad FROM (
+    SELECT n.doc, n.seq, n.ill_formed INTO bad, bad_seq, malformed FROM (
         SELECT o.*, CASE WHEN o.prev_seq IS NULL AND o.seq > 1
                          THEN (SELECT p.version FROM log p WHERE p.doc = o.doc AND p.seq = o.seq - 1) END AS stored_version
-        FROM (SELECT doc, seq, version, entry, lag(seq) OVER w AS prev_seq, lag(version) OVER w AS prev_version
-              FROM new_rows WINDOW w AS (PARTITION BY doc ORDER BY seq)) o
+        FROM (SELECT doc, seq, version, entry, ill_formed, lag(seq) OVER w AS prev_seq, lag(version) OVER w AS prev_version
+              FROM (SELECT doc, seq, version, entry,
+                           NOT coalesce(seq > 0 AND version >= 0 AND entry IN ('event', 'mark') AND octet_length(hash) = 32
+                               AND (entry = 'mark' OR (version > 0 AND kind IN ('edit', 'undo', 'redo', 'restore')
+                                    AND grp IS NOT NULL AND tx <> '' AND tx_digest IS NOT NULL AND base >= 0 AND base < version
+                                    AND ops IS NOT NULL AND inverse IS NOT NULL))
+                               AND (entry = 'event' OR (kind IN ('close', 'rename', 'clear', 'levels')
+                                    AND base IS NULL AND ops IS NULL)),
+                               true) AS ill_formed
+                    FROM new_rows OFFSET 0) r
+              WINDOW w AS (PARTITION BY doc ORDER BY seq)) o
         OFFSET 0) n
-    WHERE CASE WHEN n.prev_seq IS NULL
+    WHERE n.ill_formed OR CASE WHEN n.prev_seq IS NULL
                THEN (n.seq > 1 AND n.stored_version IS NULL)
                     OR n.version <> coalesce(n.stored_version, 0) + (n.entry = 'event')::int
                ELSE n.seq <> n.prev_seq + 1 OR n.version <> n.prev_version + (n.entry = 'event')::int END
     LIMIT 1;
+    IF malformed THEN
+        RAISE EXCEPTION 'entry % of % is not a well-formed log entry (its seq, version, entry, kind, hash or the columns its kind requires)',
+            bad_seq, bad USING ERRCODE = 'check_violation';
+    END IF;
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'the log of % would have a gap or miscounted versions', bad USING ERRCODE = 'check_violation';
     END IF;
@@ -440,12 +455,7 @@ CREATE TABLE public.log (
     meta text,
     "time" timestamp with time zone NOT NULL,
     hash bytea NOT NULL,
-    "position" bigint DEFAULT public.rewind_log_position() NOT NULL,
-    CONSTRAINT log_check CHECK (((entry = 'mark'::text) OR ((version > 0) AND (kind = ANY (ARRAY['edit'::text, 'undo'::text, 'redo'::text, 'restore'::text])) AND (grp IS NOT NULL) AND (tx <> ''::text) AND (tx_digest IS NOT NULL) AND (base >= 0) AND (base < version) AND (ops IS NOT NULL) AND (inverse IS NOT NULL)))),
-    CONSTRAINT log_entry_check CHECK ((entry = ANY (ARRAY['event'::text, 'mark'::text]))),
-    CONSTRAINT log_hash_check CHECK ((octet_length(hash) = 32)),
-    CONSTRAINT log_seq_check CHECK ((seq > 0)),
-    CONSTRAINT log_version_check CHECK ((version >= 0))
+    "position" bigint DEFAULT public.rewind_log_position() NOT NULL
 );
 ALTER TABLE ONLY public.log ALTER COLUMN doc SET (n_distinct=-0.001);
 
@@ -872,14 +882,6 @@ ALTER TABLE ONLY public.identities
 
 ALTER TABLE ONLY public.log
     ADD CONSTRAINT log_id_key UNIQUE (id);
-
-
---
--- Name: log log_mark_kind; Type: CHECK CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE public.log
-    ADD CONSTRAINT log_mark_kind CHECK (((entry = 'event'::text) OR ((kind = ANY (ARRAY['close'::text, 'rename'::text, 'clear'::text, 'levels'::text])) AND (base IS NULL) AND (ops IS NULL)))) NOT VALID;
 
 
 --

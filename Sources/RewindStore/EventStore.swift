@@ -84,9 +84,10 @@ public final class EventStore {
         init(_ c: PipelineConnection) { connection = c }
     }
 
-    /// The statement each writer prepares and sends its batches with
-    /// (`LogRows.appendSQL`; `rewind admin statement`, for scripts/bench/pgwork).
-    public static var appendStatement: String { LogRows.appendSQL }
+    /// The statements each writer prepares and sends its batches with: for a
+    /// batch that notes editors (`LogRows.appendSQL`) or none
+    /// (`appendWithoutNotesSQL`; `rewind admin statement`, for scripts/bench/pgwork).
+    public static func appendStatement(noting: Bool) -> String { noting ? LogRows.appendSQL : LogRows.appendWithoutNotesSQL }
 
     /// The catalog's reads: accounts, tokens, placements (and `home`'s documents).
     public var connection: PipelineConnection { shards.home.connection }

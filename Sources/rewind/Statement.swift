@@ -9,8 +9,11 @@ extension Admin {
             abstract: "Print the writers' append statement (for scripts/bench/pgwork).",
             shouldDisplay: false)
 
+        @Flag(help: "The statement of a batch that also notes editors (schema/025); without it, that of a batch that notes none, as pgwork's are.")
+        var noting = false
+
         func run() throws {
-            print(EventStore.appendStatement)
+            print(EventStore.appendStatement(noting: noting))
         }
     }
 }

@@ -68,6 +68,60 @@ final class DurabilityTests: XCTestCase {
         XCTAssertEqual(try t.submit("d", tx: "y", base: 1, [["op": "set", "node": "root", "key": "k", "value": 2]]), 2)
     }
 
+    /// What each entry must hold (its kind's columns, a 32-byte hash, …) is
+    /// checked by the log's trigger for every INSERT, a superuser's included
+    /// (schema/029: they were CHECK constraints, prepared again by
+    /// PostgreSQL for every statement): each malformed entry is refused with
+    /// a check violation naming it, in the right place in the log and with
+    /// its head claimed, so that only its form is wrong; a well-formed one,
+    /// mark or event, goes in.
+    func testTheLogRefusesMalformedEntries() throws {
+        let f = try Fixture()
+        let (db, t) = (f.db, f.alice)
+        try t.submit("d", tx: "x", base: 0, [["op": "set", "node": "root", "key": "k", "value": 1]])
+        let user = try XCTUnwrap(db.db.query("SELECT id FROM users WHERE name = 'alice'")[0, 0])
+        let event: [String: String] = ["entry": "'event'", "kind": "'edit'", "grp": "'g'", "tx": "'t'", "tx_digest": "''", "base": "1",
+                                       "ops": "'[]'", "inverse": "'[]'", "hash": "sha256('x')"]
+        let mark: [String: String] = ["entry": "'mark'", "kind": "'close'", "grp": "'g'", "tx": "NULL", "tx_digest": "NULL", "base": "NULL",
+                                      "ops": "NULL", "inverse": "NULL", "hash": "sha256('x')"]
+        // Entry 2 of `d` (version 2 for an event, 1 for a mark), its head claimed in the same statement.
+        func append(_ columns: [String: String], rollBack: Bool = true) throws {
+            let version = columns["entry"] == "'mark'" ? 1 : 2
+            try db.db.query("BEGIN")
+            defer { _ = try? db.db.query(rollBack ? "ROLLBACK" : "COMMIT") }
+            try db.db.query("""
+                WITH c AS (UPDATE documents SET seq = 2, head = \(version), head_hash = \(columns["hash"]!) WHERE id = 'd' RETURNING 1)
+                INSERT INTO log (doc, seq, version, entry, id, user_id, client, kind, grp, tx, tx_digest, base, ops, inverse, time, hash)
+                SELECT 'd', 2, \(version), \(columns["entry"]!), gen_random_uuid(), \(user), 'c', \(columns["kind"]!), \(columns["grp"]!),
+                       \(columns["tx"]!), \(columns["tx_digest"]!), \(columns["base"]!), \(columns["ops"]!), \(columns["inverse"]!), now(),
+                       \(columns["hash"]!) FROM c
+                """)
+        }
+        let malformed: [(String, [String: String])] = [
+            ("an entry neither event nor mark", event.merging(["entry": "'note'"]) { $1 }),
+            ("a hash of 31 bytes", event.merging(["hash": "substring(sha256('x') FROM 2)"]) { $1 }),
+            ("an event of a mark's kind", event.merging(["kind": "'close'"]) { $1 }),
+            ("an event with no group", event.merging(["grp": "NULL"]) { $1 }),
+            ("an event with an empty tx", event.merging(["tx": "''"]) { $1 }),
+            ("an event whose base is its own version", event.merging(["base": "2"]) { $1 }),
+            ("an event with no ops", event.merging(["ops": "NULL"]) { $1 }),
+            ("an event with no inverse", event.merging(["inverse": "NULL"]) { $1 }),
+            ("a mark of an event's kind", mark.merging(["kind": "'edit'"]) { $1 }),
+            ("a mark with ops", mark.merging(["ops": "'[]'"]) { $1 }),
+            ("a mark with a base", mark.merging(["base": "0"]) { $1 }),
+        ]
+        for (what, columns) in malformed {
+            XCTAssertThrowsError(try append(columns), what) { e in
+                XCTAssertEqual(Database.failure(of: e)?.sqlstate, "23514", "\(what): \(e)")
+                XCTAssertTrue("\(e)".contains("entry 2 of d is not a well-formed log entry"), "\(what): \(e)")
+            }
+        }
+        XCTAssertEqual(try db.db.query("SELECT count(*) FROM log WHERE doc = 'd'").int(0, 0), 1, "nothing malformed went in")
+        XCTAssertNoThrow(try append(mark), "a well-formed mark")
+        XCTAssertNoThrow(try append(event, rollBack: false), "a well-formed event")
+        XCTAssertEqual(try db.eventCount("d"), 2)
+    }
+
     /// The server computes the chain in Swift; PostgreSQL's `rewind_entry_hash`
     /// (the encoding as SQL) computes the same for every entry, marks included.
     func testTheHashChainLinksEachEntryToThePreviousOneAsSQLComputesIt() throws {

@@ -25,10 +25,12 @@ final class PlanStabilityTests: XCTestCase {
         let user = try XCTUnwrap(c.query("SELECT id FROM users WHERE name = 'alice'").int(0, 0))
         try c.query("INSERT INTO documents (id, owner, seq, head, head_hash) VALUES ('busy', \(user), 0, 0, \(Self.zero))")
         for setting in LogRows.writerSettings { try c.query(setting) }  // as a writer's session is set
+        // Both of the writers' statements (with editor notes and without), more than five times each.
         let small: Int64 = 20
         for seq in 1...small {
-            let s = Self.append("busy", seq: seq, tx: "t\(seq)", user: user, lookUp: false)
-            XCTAssertEqual(s.prepared, LogRows.appendName, "the writers' statement is the prepared one")
+            let s = Self.append("busy", seq: seq, tx: "t\(seq)", user: user, lookUp: false, notes: seq % 2 == 0)
+            XCTAssertEqual(s.prepared, seq % 2 == 0 ? LogRows.appendName : LogRows.appendWithoutNotesName,
+                           "the writers' statements are the prepared ones")
             XCTAssertEqual(try c.query(s)[0, 1], "t", "entry \(seq) is appended")
         }
         // 100 times as many entries, straight into the log (no ANALYZE: autovacuum has not come by yet),
@@ -42,12 +44,16 @@ final class PlanStabilityTests: XCTestCase {
             INSERT INTO documents (id, owner, seq, head, head_hash) SELECT 'other' || g, \(user), 0, 0, \(Self.zero) FROM generate_series(1, 2000) g
             """)
 
-        // The writer's next batch, through the plan it made on the small log.
-        let next = try reads(c, of: ["log", "documents"]) { try c.query(Self.append("busy", seq: grown + 1, tx: "new", user: user, lookUp: false)) }
-        XCTAssertEqual(next.rows[0, 1], "t", "the next entry is appended")
-        XCTAssertEqual(next.of["log"]?.seqScans, 0, "the writer's statement scanned the grown log whole")
-        XCTAssertEqual(next.of["documents"]?.seqScans, 0, "the writer's statement scanned the grown documents whole")
-        XCTAssertLessThan(next.of["documents"]?.fetched ?? .max, 10, "rows of documents fetched to claim one head")
+        // The writer's next batch, through the plan it made on the small log: without notes, then with.
+        for notes in [false, true] {
+            let next = try reads(c, of: ["log", "documents"]) {
+                try c.query(Self.append("busy", seq: grown + 1, tx: "new", user: user, lookUp: false, notes: notes))
+            }
+            XCTAssertEqual(next.rows[0, 1], "t", "the next entry is appended (notes: \(notes))")
+            XCTAssertEqual(next.of["log"]?.seqScans, 0, "the writer's statement scanned the grown log whole (notes: \(notes))")
+            XCTAssertEqual(next.of["documents"]?.seqScans, 0, "the writer's statement scanned the grown documents whole (notes: \(notes))")
+            XCTAssertLessThan(next.of["documents"]?.fetched ?? .max, 10, "rows of documents fetched to claim one head (notes: \(notes))")
+        }
 
         // A retry of an old transaction, looked up as the store sends it (unnamed).
         let checked = Self.append("busy", seq: grown + 1, tx: "t7", user: user, lookUp: true)
@@ -201,13 +207,16 @@ final class PlanStabilityTests: XCTestCase {
 
     private static let zero = "decode(repeat('00', 32), 'hex')"
 
-    /// One entry of `doc` at `seq` (hashes zero), as the store sends it: its own claim, in one batch.
-    private static func append(_ doc: String, seq: Int64, tx: String, user: Int64, lookUp: Bool) -> PipelineConnection.Statement {
+    /// One entry of `doc` at `seq` (hashes zero), as the store sends it: its own claim, in one batch
+    /// (with `notes`, the writer also notes `user` as an editor of `doc`).
+    private static func append(_ doc: String, seq: Int64, tx: String, user: Int64, lookUp: Bool,
+                               notes: Bool = false) -> PipelineConnection.Statement {
         let zero = [UInt8](repeating: 0, count: 32)
         let row = LogRow(doc: doc, seq: seq, version: seq, entry: "event", id: UUID().uuidString.lowercased(), userID: user, client: "c",
                          kind: "edit", group: "g", action: nil, tx: tx, txDigest: "d", base: seq - 1, ops: "[]", inverse: "[]",
                          refers: nil, meta: nil, time: 0, hash: zero)
-        return LogRows.append([LogRows.Claim(doc: doc, expectedSeq: seq - 1, expectedHash: zero, rows: [row], checkDuplicates: lookUp)])
+        return LogRows.append([LogRows.Claim(doc: doc, expectedSeq: seq - 1, expectedHash: zero, rows: [row], checkDuplicates: lookUp,
+                                             editors: notes ? [(user: user, timeMs: seq)] : [])])
     }
 
     /// The same entry through `PREPARE checked AS appendCheckedSQL`, as `EXECUTE` (for EXPLAIN).

@@ -297,7 +297,12 @@ final class WritePathTests: XCTestCase {
         store.onBatchAnswered = { entries, _ in sizes.append(entries) }
         func append(_ i: Int) {
             store.append(chain[i], doc: "x", after: i == 0 ? [] : chain[i - 1].hash, checkDuplicates: false) { o in
-                guard case .committed = o else { return XCTFail("entry \(i): \(o)") }
+                guard case .committed = o else {
+                    // Stop here: with an entry never acknowledged, the loop would otherwise run for ever.
+                    XCTFail("entry \(i): \(o)")
+                    everyTurn?.close(); store.stop()
+                    return
+                }
                 told(i, store)
                 acked += 1
                 if acked == chain.count { everyTurn?.close(); store.stop() }

@@ -20,6 +20,8 @@ struct BinaryArray {
     private var count: Int32 = 0
     private var hasNull = false
 
+    var isEmpty: Bool { count == 0 }
+
     init(_ type: Element, capacity: Int = 0) {
         self.type = type
         items = [UInt8](repeating: 0, count: 20 + max(capacity, 64))

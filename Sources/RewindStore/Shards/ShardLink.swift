@@ -31,6 +31,7 @@ final class ShardLink {
             // plan must not depend on the tables' sizes when prepared (schema 017, PlanStabilityTests).
             for setting in LogRows.writerSettings { c.setting(setting) }
             c.prepare(LogRows.appendName, LogRows.appendSQL)
+            c.prepare(LogRows.appendWithoutNotesName, LogRows.appendWithoutNotesSQL)
             return EventStore.Writer(c)
         }
     }
