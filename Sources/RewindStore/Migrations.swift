@@ -8,7 +8,7 @@ public enum Migrations {
     /// database behind it — it would fail query by query, or wait forever
     /// for a table that is not there — and serves one ahead of it (a newer
     /// release migrated first: migrations keep what older servers use).
-    public static let required = 28
+    public static let required = 29
 
     /// What a server started on a database whose newest migration is `applied` must say (nil: it may serve).
     public static func refusal(applied: Int?) -> RewindError? {
