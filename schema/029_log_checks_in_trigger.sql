@@ -15,7 +15,7 @@
 -- held and the trigger does not: rows written with `session_replication_role
 -- = replica` (a superuser's, or a logical replica's apply), which skip
 -- triggers. An UPDATE, DELETE or TRUNCATE is refused by log_append_only and
--- log_no_truncate, as before. LogGuaranteeTests.
+-- log_no_truncate, as before. DurabilityTests.testTheLogRefusesMalformedEntries.
 ALTER TABLE log DROP CONSTRAINT log_check, DROP CONSTRAINT log_mark_kind, DROP CONSTRAINT log_entry_check,
     DROP CONSTRAINT log_hash_check, DROP CONSTRAINT log_seq_check, DROP CONSTRAINT log_version_check;
 
