@@ -13,7 +13,7 @@ public final class EventLoop {
     let readBuffer = UnsafeMutableRawPointer.allocate(byteCount: EventLoop.readBufferSize, alignment: 16)
     static let readBufferSize = 64 * 1024
 
-    /// Writes (`TCPStream.write`) made since the loop last polled for I/O.
+    /// Writes (`TCPSocket.write`) made since the loop last polled for I/O.
     @exclusivity(unchecked) public internal(set) var writesThisTurn = 0
     /// How many writes a turn should make at most (`mayWrite`): past it,
     /// writers put theirs off to the next turn (`deferToNextTurn`), and the

@@ -5,8 +5,8 @@ import RewindLoop
 /// - `close`: say why (`bye`; an HTTP status; `close(afterWriting:)` without
 ///   a word), then close once that is written.
 /// - `closeAfterTurn`: the same, once this loop turn's work is done.
-/// - `reset`: end at once, writing nothing (the peer is gone); the server
-///   also resets streams whose peer did not close after `bye` in time
+/// - `endNow`: end at once, writing nothing (the peer is gone); the server
+///   also resets sockets whose peer did not close after `bye` in time
 ///   (`Sessions.resetLater`).
 /// Each ends in `ConnectionHost.connectionEnded`, once.
 extension Connection {
@@ -23,17 +23,17 @@ extension Connection {
         // (`behind` is empty or starts with a reply streaming: `flush` moves what is ahead of it to `output`.)
         if !out.behind.isEmpty {
             out.behind = []
-            if out.streamStarted { _ = wire.transport.frame(slice: SharedBytes([0x0A]), first: false, last: true, into: &out.queue) }
+            if out.streamStarted { _ = wire.frame(slice: SharedBytes([0x0A]), first: false, last: true, into: &out.queue) }
         }
-        _ = wire.transport.frame(SharedBytes(Push.bye(reason: reason, retry: retry, message: message)), into: &out.queue)
-        out.queue += wire.transport.closing(reason: reason)
+        _ = wire.frame(SharedBytes(Push.bye(reason: reason, retry: retry, message: message)), into: &out.queue)
+        out.queue += wire.closing(reason: reason)
         flush(budgeted: false)
         isClosed = true
-        stream.close()
+        close()  // the socket: shut down once what is queued is written
         host.connectionEnded(self, reason: reason)
         // A peer that stops reading would keep the shutdown (and its unsent
         // bytes) pending forever: close hard after a grace period.
-        host.resetLater(stream)
+        host.resetLater(self)
     }
 
     /// Writes what is queued, then closes without a `bye`: an HTTP exchange
@@ -43,9 +43,9 @@ extension Connection {
         out.behind = []
         flush(budgeted: false)
         isClosed = true
-        stream.close()
+        close()
         host.connectionEnded(self, reason: reason)
-        host.resetLater(stream)
+        host.resetLater(self)
     }
 
     /// Marks the connection to be closed once the current loop turn's work is
@@ -64,16 +64,16 @@ extension Connection {
     func closeNowTheTurnIsOver() {
         guard let m = closingAfterTurn else { return }
         // Nobody reads a `bye` on a connection whose writes fail: it ends as a disconnect.
-        if stream.writeFailed { return host.connectionEnded(self, reason: m.message) }
+        if writeFailed { return host.connectionEnded(self, reason: m.message) }
         close(reason: m.reason, retry: m.retry, message: m.message)
     }
 
     /// Ends at once, without a word and without writing what is queued (the peer is gone).
-    func reset() {
+    func endNow() {
         guard !isClosed else { return }
         isClosed = true
         out.queue = []
         out.behind = []
-        stream.close(now: true)
+        close(now: true)
     }
 }

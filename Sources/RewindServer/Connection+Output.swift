@@ -40,7 +40,7 @@ extension Connection {
 
     private func enqueue(_ b: SharedBytes) {
         if out.behind.isEmpty {
-            counted(wire.transport.frame(b, into: &out.queue))
+            counted(wire.frame(b, into: &out.queue))
         } else {
             out.behind.append(.bytes(b))
             counted(b.count)  // its framing is counted when it moves to `out.queue`
@@ -84,9 +84,9 @@ extension Connection {
     /// (one write instead of two), and submits are not kept waiting for the
     /// whole fan-out.
     func flush(budgeted: Bool = true) {
-        guard hasOutput, !stream.isClosed else { out.isDirty = false; return }
-        if budgeted && (!stream.loop.mayWrite || stream.loop.hasDeferred) {
-            stream.loop.deferToNextTurn(self)  // still dirty: what is pushed meanwhile joins this write
+        guard hasOutput, !isSocketClosed else { out.isDirty = false; return }
+        if budgeted && (!loop.mayWrite || loop.hasDeferred) {
+            loop.deferToNextTurn(self)  // still dirty: what is pushed meanwhile joins this write
             return
         }
         out.isDirty = false
@@ -97,7 +97,7 @@ extension Connection {
             scan: while taken < out.behind.count {
                 switch out.behind[taken] {
                 case let .bytes(b):
-                    let n = wire.transport.frame(b, into: &out.queue)
+                    let n = wire.frame(b, into: &out.queue)
                     bytes += n
                     out.bytes += n - b.count
                     taken += 1
@@ -105,7 +105,7 @@ extension Connection {
                     guard out.writing + bytes < Connection.sliceBytes else { break scan }  // more when this is read
                     let before = s.remaining
                     let slice = s.next(max: Connection.sliceBytes)
-                    let n = wire.transport.frame(slice: SharedBytes(slice), first: !out.streamStarted, last: s.isDone, into: &out.queue)
+                    let n = wire.frame(slice: SharedBytes(slice), first: !out.streamStarted, last: s.isDone, into: &out.queue)
                     out.streamStarted = true
                     bytes += n
                     out.bytes += n - (before - s.remaining)  // the estimate becomes real bytes
@@ -119,13 +119,13 @@ extension Connection {
             out.behind.removeFirst(taken)
         }
         guard !out.queue.isEmpty else { return }
-        let queued = stream.write(out.queue)
+        let queued = write(out.queue)
         // The array is kept for the next pushes (no allocation per flush) while
         // pushes come (a document is open), unless it grew large; an idle
         // terminal holds none.
         out.queue.removeAll(keepingCapacity: out.queue.capacity <= 16 && session?.openDocuments.isEmpty == false)
         out.writing += queued
-        if stream.writeFailed { return writeFailed() }
+        if writeFailed { return writesFailed() }
         if queued < bytes { writtenNow(bytes - queued) }
     }
 
@@ -134,7 +134,7 @@ extension Connection {
     /// Nothing more is produced for it — no slice of a streamed reply, no
     /// request taken from what it had pipelined — and it ends after the
     /// loop turn, as a disconnect.
-    private func writeFailed() {
+    private func writesFailed() {
         guard !isClosed else { return }
         out.queue = []
         out.behind = []
@@ -150,7 +150,7 @@ extension Connection {
         out.bytes -= bytes
         guard !isClosed else { return }
         if out.bytes < settings.maxOutputBytes { out.overBoundSince = nil }
-        guard hasOutput || !stream.isReading || wire.transport.bufferedBytes > 0 else { return }
+        guard hasOutput || !isReading || wire.bufferedBytes > 0 else { return }
         if hasOutput { markDirty() }  // the rest of a streamed reply
         host.continueNextTurn(self)  // pump, next turn
     }
@@ -160,9 +160,9 @@ extension Connection {
         out.writing -= bytes
         out.bytes -= bytes
         guard !isClosed else { return }
-        guard ok else { return writeFailed() }
+        guard ok else { return writesFailed() }
         if out.bytes < settings.maxOutputBytes { out.overBoundSince = nil }
         if hasOutput { markDirty() }  // the rest of a streamed reply
-        if !stream.isReading || wire.transport.bufferedBytes > 0 { pump() }
+        if !isReading || wire.bufferedBytes > 0 { pump() }
     }
 }

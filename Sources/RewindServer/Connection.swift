@@ -39,16 +39,19 @@ protocol ReplyStream: AnyObject {
 /// past it the connection's own requests wait; pushes past twice the bound,
 /// or a connection over it for `--slow-timeout`, mean the terminal is too
 /// slow, and it is closed (`bye` `slow`) after the loop turn (`closeAfterTurn`).
-final class Connection {
+///
+/// The connection *is* its socket (a `TCPSocket` subclass): one allocation a
+/// terminal for both, where a socket object of its own cost every idle
+/// terminal 64 bytes more (`scripts/bench/idle`).
+final class Connection: TCPSocket {
     // What a push and a flush touch come first (stored properties are laid
-    // out in this order): a broadcast touches every subscriber's. Only the
-    // loop's thread touches them: no dynamic exclusivity checks
-    // (`swift_beginAccess` on each access) on the broadcast path.
-    let stream: TCPStream
-    /// The server it belongs to, seen only as what a connection may ask of it.
-    unowned let host: any ConnectionHost
+    // out in this order, after the socket's): a broadcast touches every
+    // subscriber's. Only the loop's thread touches them: no dynamic
+    // exclusivity checks (`swift_beginAccess` on each access) on the broadcast path.
     /// The server's settings, shared by every connection (one reference each).
     let settings: ConnectionSettings
+    /// The server it belongs to, seen only as what a connection may ask of it.
+    var host: any ConnectionHost { settings.host }
     /// Replies and pushes queued, and the bound on them (`Connection+Output.swift`).
     @exclusivity(unchecked) var out: Output
     @exclusivity(unchecked) var isClosed = false
@@ -57,7 +60,7 @@ final class Connection {
         get { rare?.closingAfterTurn }
         set { if newValue != nil || rare != nil { rareState().closingAfterTurn = newValue } }
     }
-    /// Bytes on the wire ↔ messages, and what the connection speaks (`Connection+Web.swift`).
+    /// Bytes on the wire ↔ messages, and what the connection speaks (`Wire.swift`, `Connection+Web.swift`).
     var wire: Wire
     /// Frames in, one request at a time (`pump`).
     var inbox: Inbox
@@ -123,18 +126,6 @@ final class Connection {
         case stream(ReplyStream)
     }
 
-    /// What the connection speaks, known from its first bytes (`Connection+Web.swift`).
-    enum Mode { case detecting, lines, http, webSocket }
-    struct Wire {
-        /// NDJSON lines until a WebSocket upgrade replaces it.
-        var transport: Transport
-        /// The first bytes (or an HTTP request head) while `mode` is `.detecting` or `.http`.
-        var head: [UInt8] = []
-        /// Bytes of a PROXY header still being read (nil: none expected, or read).
-        var proxyPrefix: [UInt8]?
-        var mode = Mode.detecting
-    }
-
     /// The serial mailbox (see the type's comment).
     struct Inbox {
         // Counters in 32 bits: small numbers, and 16 bytes less a terminal.
@@ -157,38 +148,50 @@ final class Connection {
 
     static let sliceBytes = 256 << 10
 
-    init(id: Int, stream: TCPStream, host: any ConnectionHost, settings: ConnectionSettings) {
+    /// Made by the listener before the connection is accepted into it (`accepted`).
+    init(id: Int, loop: EventLoop, settings: ConnectionSettings) {
         self.id = id
-        self.stream = stream
-        self.host = host
         self.settings = settings
         out = Output()
-        wire = Wire(transport: LineTransport(maxFrameBytes: settings.config.limits.maxFrameBytes))
-        peer = stream.peer
-        connectedAt = host.now
+        wire = Wire(maxFrameBytes: settings.config.limits.maxFrameBytes)
+        peer = ""
+        connectedAt = settings.host.now
         lastHeard = connectedAt
         inbox = Inbox(requests: BucketState(burst: settings.config.requestBurst, now: connectedAt))
+        super.init(loop: loop)
     }
+
+    /// The socket is connected: who is at the other end.
+    func accepted() { peer = peerName }
 
     /// The peer's address without its port (limits per address count this).
     var address: String { peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer }
 
-    func start() { stream.start(self) }  // held by the stream until its handle is closed
+    func start() { resumeReading() }  // the socket holds itself until its handle is closed
+
+    // What the socket reports (`TCPSocket`).
+    override func socketRead(_ data: UnsafeRawBufferPointer?) {
+        guard let data else { return host.connectionEnded(self, reason: "closed by peer") }
+        take(data)
+    }
+
+    override func socketQueuedWritten(_ bytes: Int, ok: Bool) { written(bytes, ok: ok) }
 
     /// From a trusted load balancer: the connection's first bytes are a PROXY
     /// header; admission (per address) waits for it (`Server.proxyHeaderRead`).
-    func expectProxyHeader() { wire.proxyPrefix = [] }
+    func expectProxyHeader() { wire.mode = .proxyHeader }
 
-    private func readProxyHeader(_ data: [UInt8]) {
-        wire.proxyPrefix! += data
-        switch ProxyHeader.parse(wire.proxyPrefix!) {
+    func readProxyHeader(_ data: UnsafeRawBufferPointer) {
+        wire.head.append(contentsOf: data)
+        switch ProxyHeader.parse(wire.head) {
         case .needMore:
-            guard wire.proxyPrefix!.count < ProxyHeader.maxLength else { return proxyHeaderFailed("PROXY header too long") }
+            guard wire.head.count < ProxyHeader.maxLength else { return proxyHeaderFailed("PROXY header too long") }
         case let .invalid(why):
             proxyHeaderFailed(why)
         case let .header(source, length):
-            let rest = Array(wire.proxyPrefix![length...])
-            wire.proxyPrefix = nil
+            let rest = Array(wire.head[length...])
+            wire.head = []
+            wire.mode = .detecting
             if let source { peer = source }
             host.proxyHeaderRead(self)
             rest.withUnsafeBytes { take($0) }
@@ -196,7 +199,8 @@ final class Connection {
     }
 
     private func proxyHeaderFailed(_ why: String) {
-        wire.proxyPrefix = nil
+        wire.head = []
+        wire.mode = .detecting
         settings.logger.warning("bad PROXY header from a trusted load balancer", metadata: ["peer": "\(peer)", "why": "\(why)"])
         close(reason: "bad_frames", retry: false, message: "\(why) (this address must send a PROXY protocol header first: --proxy-protocol-from)")
     }
@@ -223,7 +227,7 @@ final class Connection {
                 host.continueNextTurn(self)  // fair share: others go first
                 return
             }
-            guard let frame = wire.transport.next() else { return }
+            guard let frame = wire.next() else { return }
             served += 1
             lastHeard = host.now
             host.handle(frame, from: self)
@@ -232,10 +236,10 @@ final class Connection {
 
     private func afterPump() {
         // Read only when everything complete has been taken: the rest waits in the kernel.
-        let waiting = wire.transport.bufferedBytes > 0 && !wire.transport.holdsPartial
-        if mayDispatch && !waiting { stream.resumeReading() } else { stream.pauseReading() }
-        inbox.partialSince = wire.transport.holdsPartial ? (inbox.partialSince ?? host.now) : nil
-        host.partialLineChanged(self, to: wire.transport.partialBytes)
+        let waiting = wire.bufferedBytes > 0 && !wire.holdsPartial
+        if mayDispatch && !waiting { resumeReading() } else { pauseReading() }
+        inbox.partialSince = wire.holdsPartial ? (inbox.partialSince ?? host.now) : nil
+        host.partialLineChanged(self, to: wire.partialBytes)
     }
 
     /// The request being processed goes on after the current call returns:
@@ -295,16 +299,6 @@ final class Connection {
         guard inbox.commitsInFlight > 0 else { return body() }
         inbox.afterCommits.append((processingGoesOn(), body))
     }
-}
-
-extension Connection: TCPStreamOwner {
-    func streamRead(_ data: UnsafeRawBufferPointer?) {
-        guard let data else { return host.connectionEnded(self, reason: "closed by peer") }
-        if wire.proxyPrefix != nil { return readProxyHeader(Array(data)) }
-        take(data)
-    }
-
-    func streamQueuedWritten(_ bytes: Int, ok: Bool) { written(bytes, ok: ok) }
 }
 
 extension Connection: DeferredWork {

@@ -24,7 +24,7 @@ protocol ConnectionHost: AnyObject {
     /// Closed once this loop turn is over (`closeAfterTurn`).
     func closeAfterTurn(_ c: Connection)
     /// A stream saying `bye`: reset if the peer has not closed it within the grace period.
-    func resetLater(_ stream: TCPStream)
+    func resetLater(_ socket: TCPSocket)
     /// An error the terminal asked to see as a prompt (`hello` with `error_prompts`).
     func presentErrorPrompt(_ e: RewindError, for r: Request, to s: Session)
     /// It has output waiting: written just before the loop sleeps.
@@ -39,6 +39,9 @@ extension Server: ConnectionHost {
 /// What every connection of a server reads and never changes: one object
 /// for all of them, so a connection holds one reference, not a copy.
 final class ConnectionSettings {
+    /// The server, seen only as what a connection may ask of it (here, not
+    /// in each connection: 16 bytes less for every terminal).
+    unowned let host: any ConnectionHost
     let config: ServerConfig
     let logger: Logger
     let metrics: ServerMetrics?
@@ -48,7 +51,8 @@ final class ConnectionSettings {
     /// Where pushes are counted (`--metrics`; nil: they are not).
     let counts: LoopCounts?
 
-    init(config: ServerConfig, logger: Logger, metrics: ServerMetrics?, webFiles: WebFiles) {
+    init(host: any ConnectionHost, config: ServerConfig, logger: Logger, metrics: ServerMetrics?, webFiles: WebFiles) {
+        self.host = host
         self.config = config; self.logger = logger; self.metrics = metrics; self.webFiles = webFiles
         maxOutputBytes = config.maxOutputBytes
         counts = metrics?.counts

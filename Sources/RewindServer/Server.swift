@@ -81,7 +81,8 @@ public final class Server {
     /// `focus`, `blur`, `select`, `hit_test` (`Chain/FocusRequests.swift`).
     let focusRequests: FocusRequests
     /// What every connection reads (`ConnectionHost.swift`).
-    private let connectionSettings: ConnectionSettings
+    /// Made on first use: it holds the server itself.
+    private lazy var connectionSettings = ConnectionSettings(host: self, config: config, logger: logger, metrics: metrics, webFiles: webFiles)
     /// Signed tokens from the app (`Identity/TokenVerifier.swift`), when configured; made by `start`.
     var tokens: TokenVerifier?
     /// When the JWKS file was last read for an unknown `kid` (ms by `now`): at most once a minute.
@@ -170,7 +171,6 @@ public final class Server {
                                 access: access, presence: presence, sharing: sharing)
         shortcuts = ShortcutRequests(store: store)
         focusRequests = FocusRequests(presence: presence, limits: config.limits)
-        connectionSettings = ConnectionSettings(config: config, logger: logger, metrics: metrics, webFiles: webFiles)
         wire()
     }
 
@@ -302,7 +302,7 @@ public final class Server {
                 }
                 let listener = TCPListener(loop: self.loop)
                 listener.onAcceptError = { [unowned self] code in self.admission.acceptFailed(code) }
-                try listener.listen(host: self.config.host, port: self.config.port) { [unowned self] stream in self.accept(stream) }
+                try listener.listen(host: self.config.host, port: self.config.port, making: { [unowned self] loop in self.makeConnection(loop) }) { [unowned self] c in self.accept(c) }
                 self.listener = listener
                 self.logger.info("listening", metadata: ["address": "\(self.config.host):\(listener.port)"])
                 onListening?(listener.port)
@@ -407,8 +407,13 @@ public final class Server {
 
     // MARK: Connections
 
-    private func accept(_ stream: TCPStream) {
-        let c = Connection(id: sessions.newID(), stream: stream, host: self, settings: connectionSettings)
+    /// A terminal's connection and its socket, one allocation (`TCPSocket`), before it is accepted.
+    private func makeConnection(_ loop: EventLoop) -> Connection {
+        Connection(id: sessions.newID(), loop: loop, settings: connectionSettings)
+    }
+
+    private func accept(_ c: Connection) {
+        c.accepted()
         if shuttingDown {
             c.close(reason: "shutdown", retry: true, message: "server shutting down")
             return
@@ -430,7 +435,7 @@ public final class Server {
     /// client id, and what each subsystem kept for the terminal. Called once per connection.
     func connectionEnded(_ c: Connection, reason: String) {
         guard let session = sessions.remove(c) else { return }
-        if !c.isClosed { c.reset() }
+        if !c.isClosed { c.endNow() }
         admission.ended(c, session)
         partialLineChanged(c, to: 0)
         if let s = session {
@@ -482,7 +487,7 @@ public final class Server {
 
     func closeAfterTurn(_ c: Connection) { sessions.closeAfterTurn(c) }
 
-    func resetLater(_ stream: TCPStream) { sessions.resetLater(stream, at: now + config.closeGraceMs) }
+    func resetLater(_ socket: TCPSocket) { sessions.resetLater(socket, at: now + config.closeGraceMs) }
 
     /// Closes connections that went silent or never said hello.
     func sweep() {

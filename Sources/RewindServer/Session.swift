@@ -22,10 +22,17 @@ final class Session {
     let client: String
     /// Wall-clock time of the `hello` (ms): a take-over announced by another instance closes only older sessions.
     let helloAt: Int64
-    /// Supported locale for titles (`Titles.locale`).
-    let locale: String
-    let options: HelloOptions
     var openDocuments: Set<String> = []
+    // The small fields last, packed together: every idle terminal holds a
+    // session, and 112 bytes is an allocator size class (`IdleFootprintTests`).
+    let options: HelloOptions
+    /// The locale for titles, as its place in `Session.locales` (a string would be 16 bytes a terminal).
+    private let localeIndex: UInt16
+    /// Supported locale for titles (`Titles.locale`).
+    var locale: String { Session.locales[Int(localeIndex)] }
+    /// Every locale a session may have: the provided ones, and the default.
+    static let locales: [String] = Titles.locales.contains(Titles.locale(nil))
+        ? Titles.locales : Titles.locales + [Titles.locale(nil)]
 
     init(connection: Connection, user: (id: Int64, name: String), handle: String, client: String, helloAt: Int64, locale: String, options: HelloOptions) {
         self.connection = connection
@@ -33,7 +40,7 @@ final class Session {
         self.handle = handle
         self.client = client
         self.helloAt = helloAt
-        self.locale = locale
+        localeIndex = UInt16(Session.locales.firstIndex(of: locale) ?? Session.locales.firstIndex(of: Titles.locale(nil))!)
         self.options = options
     }
 
@@ -66,8 +73,14 @@ final class Session {
 
 /// `hello`'s options (PROTOCOL.md): shake to undo, error prompts, gesture bindings.
 struct HelloOptions {
+    var gestures = HelloOptions.defaultGestures
     var shakeToEdit = true
     var errorPrompts = false
-    var gestures = HelloOptions.defaultGestures
+
+    init(shakeToEdit: Bool = true, errorPrompts: Bool = false, gestures: [String: String] = HelloOptions.defaultGestures) {
+        self.shakeToEdit = shakeToEdit
+        self.errorPrompts = errorPrompts
+        self.gestures = gestures
+    }
     static let defaultGestures = ["two_finger_tap": "undo", "three_finger_tap": "redo"]
 }

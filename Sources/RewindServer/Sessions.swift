@@ -19,8 +19,8 @@ final class Sessions {
     private var everyTurn: EveryTurn?
     /// Connections to close once this loop turn's work is done (`Connection.closeAfterTurn`).
     private var marked: [Connection] = []
-    /// Streams saying `bye`, with the time after which they are closed hard.
-    private var closing: [(stream: TCPStream, deadline: UInt64)] = []
+    /// Sockets saying `bye`, with the time after which they are closed hard.
+    private var closing: [(socket: TCPSocket, deadline: UInt64)] = []
     /// Bytes held in incomplete lines, over all connections.
     private(set) var partialBytes = 0
 
@@ -130,13 +130,13 @@ final class Sessions {
         }
     }
 
-    func resetLater(_ stream: TCPStream, at deadline: UInt64) { closing.append((stream, deadline)) }
+    func resetLater(_ socket: TCPSocket, at deadline: UInt64) { closing.append((socket, deadline)) }
 
     /// Closes hard the streams whose peer did not close them after `bye` in time.
     func resetOverdue(now: UInt64) {
         closing.removeAll { entry in
             guard now >= entry.deadline else { return false }
-            entry.stream.reset()
+            entry.socket.reset()
             return true
         }
     }

@@ -19,7 +19,7 @@ final class IdleFootprintTests: XCTestCase {
         let c = session.connection
         try s.turn(until: { !c.out.isDirty && c.out.bytes == 0 }, "the hello's reply to be written")
         XCTAssertLessThanOrEqual(instanceSize(Connection.self), 256, "Connection grew past the 256-byte size class")
-        XCTAssertLessThanOrEqual(instanceSize(Session.self), 128, "Session grew past the 128-byte size class")
+        XCTAssertLessThanOrEqual(instanceSize(Session.self), 112, "Session grew past the 112-byte size class")
         XCTAssertEqual(c.out.queue.capacity, 0, "an idle terminal keeps no output array")
         XCTAssertFalse(c.holdsRareState)
         XCTAssertTrue(c.label.hasPrefix("alice/idle-terminal-with-a-long-client-id@127.0.0.1:"), c.label)

@@ -1,10 +1,10 @@
 import RewindCore
 import RewindLoop
 
-/// Bytes on the wire and protocol messages, both ways: what a connection
-/// speaks under its session. NDJSON lines over TCP (`LineTransport`) or JSON
-/// text frames over a WebSocket (`WebSocketTransport`); the session, its
-/// mailbox, the output bound and every limit above it are the same for both.
+/// Bytes on the wire and protocol messages, both ways, for a framing other
+/// than NDJSON lines: JSON text frames over a WebSocket (`WebSocketTransport`).
+/// Lines need no object of their own: the connection's `Wire` holds their
+/// decoder and answers the same questions for them.
 protocol Transport: AnyObject {
     /// Bytes read from the socket.
     func received(_ data: UnsafeRawBufferPointer)
@@ -36,34 +36,4 @@ protocol Transport: AnyObject {
     /// A silent peer is asked to show it is alive (a WebSocket ping; a browser
     /// page cannot send one itself). NDJSON has no such frame: its clients ping.
     func keepAlive()
-}
-
-/// NDJSON over TCP: a message is its own bytes on the wire.
-final class LineTransport: Transport {
-    private var decoder: FrameDecoder
-
-    init(maxFrameBytes: Int) { decoder = FrameDecoder(maxFrameBytes: maxFrameBytes) }
-
-    func received(_ data: UnsafeRawBufferPointer) { decoder.append(data) }
-    func next() -> FrameDecoder.Frame? { decoder.next() }
-    var bufferedBytes: Int { decoder.bufferedBytes }
-    var holdsPartial: Bool { decoder.holdsPartialLine }
-    var partialBytes: Int { decoder.partialBytes }
-
-    func frame(_ message: SharedBytes, into out: inout [SharedBytes]) -> Int {
-        out.append(message)
-        return message.count
-    }
-
-    func frame(slice: SharedBytes, first: Bool, last: Bool, into out: inout [SharedBytes]) -> Int {
-        out.append(slice)
-        return slice.count
-    }
-
-    func closing(reason: String) -> [SharedBytes] { [] }
-    func takeOwnOutput() -> [SharedBytes] { [] }
-    var peerClosed: Bool { false }
-    var readEnded: Bool { false }
-    func takeHeardSomething() -> Bool { false }
-    func keepAlive() {}
 }

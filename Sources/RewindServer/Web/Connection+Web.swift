@@ -11,8 +11,10 @@ extension Connection {
     /// Bytes read, handed on by mode.
     func take(_ data: UnsafeRawBufferPointer) {
         switch wire.mode {
+        case .proxyHeader:
+            readProxyHeader(data)
         case .lines, .webSocket:
-            wire.transport.received(data)
+            wire.received(data)
             transportRead()
             pump()
         case .detecting:
@@ -24,7 +26,7 @@ extension Connection {
                 wire.mode = .lines
                 let first = wire.head
                 wire.head = []
-                first.withUnsafeBytes { wire.transport.received($0) }
+                first.withUnsafeBytes { wire.received($0) }
                 pump()
             case true?:
                 wire.mode = .http
@@ -62,7 +64,7 @@ extension Connection {
         out.queue.append(SharedBytes(Array(response.utf8)))
         out.bytes += response.utf8.count
         wire.mode = .webSocket
-        wire.transport = WebSocketTransport(maxMessageBytes: settings.config.limits.maxFrameBytes)
+        wire.webSocket = WebSocketTransport(maxMessageBytes: settings.config.limits.maxFrameBytes)
         lastHeard = host.now
         host.webSocketOpened(self)
         rest.withUnsafeBytes { take($0) }
@@ -72,13 +74,13 @@ extension Connection {
     /// After a read: the transport's own frames (a WebSocket's pongs, its
     /// close echo) go out; a close from the peer, or a protocol error, ends it.
     private func transportRead() {
-        if wire.transport.takeHeardSomething() { lastHeard = host.now }
+        if wire.takeHeardSomething() { lastHeard = host.now }
         queueOwnFrames()
-        if wire.transport.readEnded { close(afterWriting: wire.transport.peerClosed ? "closed by peer" : "protocol error") }
+        if wire.readEnded { close(afterWriting: wire.peerClosed ? "closed by peer" : "protocol error") }
     }
 
     func queueOwnFrames() {
-        let own = wire.transport.takeOwnOutput()
+        let own = wire.takeOwnOutput()
         guard !own.isEmpty else { return }
         // Control frames go ahead of what waits behind a reply being streamed: they may come between its fragments.
         for b in own { out.queue.append(b); out.bytes += b.count }
@@ -88,7 +90,7 @@ extension Connection {
     /// A WebSocket silent for a third of the idle timeout is pinged (a browser page
     /// cannot send pings itself); its pong counts as activity (`transportRead`).
     func keepAlive() {
-        wire.transport.keepAlive()
+        wire.keepAlive()
         queueOwnFrames()
     }
 
