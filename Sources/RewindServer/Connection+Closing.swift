@@ -21,8 +21,8 @@ extension Connection {
         }
         // What is queued behind a reply still streaming is dropped; end its line (its message) so the bye stands alone.
         // (`behind` is empty or starts with a reply streaming: `flush` moves what is ahead of it to `output`.)
-        if !out.behind.isEmpty {
-            out.behind = []
+        if let rare, !rare.behind.isEmpty {
+            rare.behind = []
             if out.streamStarted { _ = wire.frame(slice: SharedBytes([0x0A]), first: false, last: true, into: &out.queue) }
         }
         _ = wire.frame(SharedBytes(Push.bye(reason: reason, retry: retry, message: message)), into: &out.queue)
@@ -40,7 +40,7 @@ extension Connection {
     /// done, or a WebSocket whose peer closed (its close echoed).
     func close(afterWriting reason: String) {
         guard !isClosed else { return }
-        out.behind = []
+        rare?.behind = []
         flush(budgeted: false)
         isClosed = true
         close()
@@ -73,7 +73,7 @@ extension Connection {
         guard !isClosed else { return }
         isClosed = true
         out.queue = []
-        out.behind = []
+        rare?.behind = []
         close(now: true)
     }
 }

@@ -21,7 +21,7 @@ extension Connection {
     /// A reply produced in slices as the terminal reads it.
     func reply(streaming s: ReplyStream) {
         guard !isClosed else { return }
-        out.behind.append(.stream(s))
+        rareState().behind.append(.stream(s))
         counted(s.remaining)
     }
 
@@ -39,17 +39,17 @@ extension Connection {
     }
 
     private func enqueue(_ b: SharedBytes) {
-        if out.behind.isEmpty {
-            counted(wire.frame(b, into: &out.queue))
-        } else {
-            out.behind.append(.bytes(b))
+        if let rare, !rare.behind.isEmpty {
+            rare.behind.append(.bytes(b))
             counted(b.count)  // its framing is counted when it moves to `out.queue`
+        } else {
+            counted(wire.frame(b, into: &out.queue))
         }
     }
 
     private func counted(_ count: Int) {
         out.bytes += count
-        if out.bytes >= settings.maxOutputBytes && out.overBoundSince == nil { out.overBoundSince = host.now }
+        if out.bytes >= settings.maxOutputBytes && overBoundSince == nil { overBoundSince = host.now }
         markDirty()
     }
 
@@ -92,10 +92,10 @@ extension Connection {
         out.isDirty = false
         var bytes = 0
         for b in out.queue { bytes += b.count }
-        if !out.behind.isEmpty {
+        if let rare, !rare.behind.isEmpty {
             var taken = 0
-            scan: while taken < out.behind.count {
-                switch out.behind[taken] {
+            scan: while taken < rare.behind.count {
+                switch rare.behind[taken] {
                 case let .bytes(b):
                     let n = wire.frame(b, into: &out.queue)
                     bytes += n
@@ -116,7 +116,7 @@ extension Connection {
                     }
                 }
             }
-            out.behind.removeFirst(taken)
+            rare.behind.removeFirst(taken)
         }
         guard !out.queue.isEmpty else { return }
         let queued = write(out.queue)
@@ -137,11 +137,11 @@ extension Connection {
     private func writesFailed() {
         guard !isClosed else { return }
         out.queue = []
-        out.behind = []
+        rare?.behind = []
         closeAfterTurn(reason: "gone", retry: true, message: "the connection failed")
     }
 
-    private var hasOutput: Bool { !out.queue.isEmpty || !out.behind.isEmpty }
+    private var hasOutput: Bool { !out.queue.isEmpty || !(rare?.behind.isEmpty ?? true) }
 
     /// The socket took `bytes` at once (in `flush`, which runs just before
     /// the loop sleeps): what a write completion does (`written`) runs on the
@@ -149,7 +149,7 @@ extension Connection {
     private func writtenNow(_ bytes: Int) {
         out.bytes -= bytes
         guard !isClosed else { return }
-        if out.bytes < settings.maxOutputBytes { out.overBoundSince = nil }
+        if out.bytes < settings.maxOutputBytes { overBoundSince = nil }
         guard hasOutput || !isReading || wire.bufferedBytes > 0 else { return }
         if hasOutput { markDirty() }  // the rest of a streamed reply
         host.continueNextTurn(self)  // pump, next turn
@@ -161,7 +161,7 @@ extension Connection {
         out.bytes -= bytes
         guard !isClosed else { return }
         guard ok else { return writesFailed() }
-        if out.bytes < settings.maxOutputBytes { out.overBoundSince = nil }
+        if out.bytes < settings.maxOutputBytes { overBoundSince = nil }
         if hasOutput { markDirty() }  // the rest of a streamed reply
         if !isReading || wire.bufferedBytes > 0 { pump() }
     }

@@ -85,14 +85,33 @@ final class Connection: TCPSocket {
     }
     /// What few connections ever need, made for those that do: every idle
     /// terminal would otherwise carry its room (`scripts/bench/idle`).
-    private var rare: Rare?
-    private final class Rare {
+    private(set) var rare: Rare?
+    final class Rare {
         var closingAfterTurn: (reason: String, retry: Bool, message: String)?
         var refusal: (reason: String, message: String, until: UInt64)?
+        /// A streamed reply and everything queued behind it, moved to
+        /// `out.queue` as it is produced (empty but while a large reply is being sent).
+        var behind: [Outgoing] = []
+        /// Since when `out.bytes` has been past the bound (nil: it is not).
+        var overBoundSince: UInt64?
+        /// Work waiting for this connection's edits in flight to be answered (`afterOwnCommits`).
+        var afterCommits: [(processing: Processing, body: () -> Void)] = []
+        /// Since when an incomplete line has been held (nil: none).
+        var partialSince: UInt64?
     }
     /// Whether it made room for what few connections need (tests: an idle terminal did not).
     var holdsRareState: Bool { rare != nil }
-    private func rareState() -> Rare {
+    /// Since when `out.bytes` has been past the bound (nil: it is not; `Server.sweep`).
+    var overBoundSince: UInt64? {
+        get { rare?.overBoundSince }
+        set { if newValue != nil || rare != nil { rareState().overBoundSince = newValue } }
+    }
+    /// Since when an incomplete line has been held (nil: none; `Server.sweep`).
+    var partialSince: UInt64? {
+        get { rare?.partialSince }
+        set { if newValue != nil || rare != nil { rareState().partialSince = newValue } }
+    }
+    func rareState() -> Rare {
         if let rare { return rare }
         let made = Rare()
         rare = made
@@ -101,7 +120,9 @@ final class Connection: TCPSocket {
 
     // The structs below keep their one-byte fields last, so that the next
     // field packs in behind them: every idle terminal holds one of these, and
-    // 256 bytes is an allocator size class (`scripts/bench/idle`).
+    // 224 bytes is an allocator size class (`scripts/bench/idle`). What only
+    // a busy connection needs (a streamed reply, a bound passed, a line in
+    // pieces, work behind its commits) is in `rare`.
 
     /// What leaves: queued during a loop turn, written once per turn, bounded.
     struct Output {
@@ -110,13 +131,8 @@ final class Connection: TCPSocket {
         /// Queued, streamed (estimated) and handed to libuv but not yet written
         /// (its bound: `settings.maxOutputBytes`).
         var bytes = 0
-        /// A streamed reply and everything queued behind it, moved to `queue`
-        /// as it is produced (empty but while a large reply is being sent).
-        var behind: [Outgoing] = []
         /// Handed to libuv, not yet written.
         var writing = 0
-        /// Since when `bytes` has been past the bound (nil: it is not).
-        var overBoundSince: UInt64?
         var isDirty = false
         var streamStarted = false
     }
@@ -133,14 +149,11 @@ final class Connection: TCPSocket {
         var processing: Int32 = 0
         /// Edits sent and not yet answered: past the limit, the next frames wait.
         var commitsInFlight: Int32 = 0
-        var afterCommits: [(processing: Processing, body: () -> Void)] = []
         /// Requests a second (`--requests-per-second`, `--request-burst`: passed on each take).
         var requests: BucketState
         var badFramesInARow: Int32 = 0
         /// Bytes of the incomplete line as last counted in `Sessions.partialBytes` (at most `--max-frame-bytes`).
         var partialCounted: Int32 = 0
-        /// Since when an incomplete line has been held (nil: none).
-        var partialSince: UInt64?
         var pumping = false
         /// In the server's list of connections to continue on the next loop turn.
         var continuesNextTurn = false
@@ -238,7 +251,7 @@ final class Connection: TCPSocket {
         // Read only when everything complete has been taken: the rest waits in the kernel.
         let waiting = wire.bufferedBytes > 0 && !wire.holdsPartial
         if mayDispatch && !waiting { resumeReading() } else { pauseReading() }
-        inbox.partialSince = wire.holdsPartial ? (inbox.partialSince ?? host.now) : nil
+        if wire.holdsPartial { if partialSince == nil { partialSince = host.now } } else { partialSince = nil }
         host.partialLineChanged(self, to: wire.partialBytes)
     }
 
@@ -279,9 +292,9 @@ final class Connection: TCPSocket {
     /// An edit was answered: the frames waiting behind the in-flight limit may go.
     private func commitAnswered() {
         inbox.commitsInFlight -= 1
-        if inbox.commitsInFlight == 0 && !inbox.afterCommits.isEmpty {
-            let waiting = inbox.afterCommits
-            inbox.afterCommits = []
+        if inbox.commitsInFlight == 0, let rare, !rare.afterCommits.isEmpty {
+            let waiting = rare.afterCommits
+            rare.afterCommits = []
             for w in waiting {
                 w.body()
                 w.processing.end()
@@ -297,7 +310,7 @@ final class Connection: TCPSocket {
     /// submits sees them in the log (which it reads), not only in memory.
     func afterOwnCommits(_ body: @escaping () -> Void) {
         guard inbox.commitsInFlight > 0 else { return body() }
-        inbox.afterCommits.append((processingGoesOn(), body))
+        rareState().afterCommits.append((processingGoesOn(), body))
     }
 }
 

@@ -498,10 +498,10 @@ public final class Server {
                 c.close(reason: r.reason, retry: true, message: r.message)  // said nothing: told in NDJSON
             } else if sessions.session(of: c) == nil && now - c.connectedAt > config.handshakeTimeoutMs {
                 c.close(reason: "handshake_timeout", retry: true, message: "no hello within \(config.handshakeTimeoutMs / 1000) s")
-            } else if let since = c.inbox.partialSince, now - since > config.handshakeTimeoutMs {
+            } else if let since = c.partialSince, now - since > config.handshakeTimeoutMs {
                 c.close(reason: "partial_line", retry: true,
                         message: "an incomplete line was held for more than \(config.handshakeTimeoutMs / 1000) s; end each line with a newline")
-            } else if let since = c.out.overBoundSince, now - since > config.slowTimeoutMs {
+            } else if let since = c.overBoundSince, now - since > config.slowTimeoutMs {
                 c.slow("output unread for \(config.slowTimeoutMs / 1000) s")
             } else if now - c.lastHeard > config.idleTimeoutMs {
                 c.close(reason: "idle", retry: true, message: "no complete line for \(config.idleTimeoutMs / 1000) s; send ping every 15 s")
