@@ -23,7 +23,7 @@ extension Connection {
         // (`behind` is empty or starts with a reply streaming: `flush` moves what is ahead of it to `output`.)
         if let rare, !rare.behind.isEmpty {
             rare.behind = []
-            if out.streamStarted { _ = wire.frame(slice: SharedBytes([0x0A]), first: false, last: true, into: &out.queue) }
+            if rare.streamStarted { _ = wire.frame(slice: SharedBytes([0x0A]), first: false, last: true, into: &out.queue) }
         }
         _ = wire.frame(SharedBytes(Push.bye(reason: reason, retry: retry, message: message)), into: &out.queue)
         out.queue += wire.closing(reason: reason)

@@ -64,8 +64,8 @@ extension Connection {
 
 
     func markDirty() {
-        if !out.isDirty {
-            out.isDirty = true
+        if !isDirty {
+            isDirty = true
             host.outputPending(self)
         }
     }
@@ -84,12 +84,12 @@ extension Connection {
     /// (one write instead of two), and submits are not kept waiting for the
     /// whole fan-out.
     func flush(budgeted: Bool = true) {
-        guard hasOutput, !isSocketClosed else { out.isDirty = false; return }
+        guard hasOutput, !isSocketClosed else { isDirty = false; return }
         if budgeted && (!loop.mayWrite || loop.hasDeferred) {
             loop.deferToNextTurn(self)  // still dirty: what is pushed meanwhile joins this write
             return
         }
-        out.isDirty = false
+        isDirty = false
         var bytes = 0
         for b in out.queue { bytes += b.count }
         if let rare, !rare.behind.isEmpty {
@@ -102,16 +102,16 @@ extension Connection {
                     out.bytes += n - b.count
                     taken += 1
                 case let .stream(s):
-                    guard out.writing + bytes < Connection.sliceBytes else { break scan }  // more when this is read
+                    guard rare.writing + bytes < Connection.sliceBytes else { break scan }  // more when this is read
                     let before = s.remaining
                     let slice = s.next(max: Connection.sliceBytes)
-                    let n = wire.frame(slice: SharedBytes(slice), first: !out.streamStarted, last: s.isDone, into: &out.queue)
-                    out.streamStarted = true
+                    let n = wire.frame(slice: SharedBytes(slice), first: !rare.streamStarted, last: s.isDone, into: &out.queue)
+                    rare.streamStarted = true
                     bytes += n
                     out.bytes += n - (before - s.remaining)  // the estimate becomes real bytes
                     if s.isDone {
                         out.bytes -= s.remaining
-                        out.streamStarted = false
+                        rare.streamStarted = false
                         taken += 1
                     }
                 }
@@ -124,7 +124,7 @@ extension Connection {
         // pushes come (a document is open), unless it grew large; an idle
         // terminal holds none.
         out.queue.removeAll(keepingCapacity: out.queue.capacity <= 16 && session?.openDocuments.isEmpty == false)
-        out.writing += queued
+        if queued > 0 { rareState().writing += queued }
         if writeFailed { return writesFailed() }
         if queued < bytes { writtenNow(bytes - queued) }
     }
@@ -157,7 +157,7 @@ extension Connection {
 
     /// A write's queued rest is written (or failed).
     func written(_ bytes: Int, ok: Bool = true) {
-        out.writing -= bytes
+        rareState().writing -= bytes
         out.bytes -= bytes
         guard !isClosed else { return }
         guard ok else { return writesFailed() }

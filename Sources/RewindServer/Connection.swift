@@ -44,17 +44,29 @@ protocol ReplyStream: AnyObject {
 /// terminal for both, where a socket object of its own cost every idle
 /// terminal 64 bytes more (`scripts/bench/idle`).
 final class Connection: TCPSocket {
-    // What a push and a flush touch come first (stored properties are laid
-    // out in this order, after the socket's): a broadcast touches every
+    // Stored properties are laid out in this order, after the socket's, and
+    // every idle terminal holds them: 192 bytes is an allocator size class
+    // (`scripts/bench/idle`, `IdleFootprintTests`). The one-byte flags come
+    // first, into the room the socket's flags leave before the next word;
+    // what only a busy connection needs (a streamed reply, output the socket
+    // did not take, a bound passed, a line in pieces, work behind its
+    // commits, the first bytes of an HTTP request) is in `rare`.
+    // What a push and a flush touch come next: a broadcast touches every
     // subscriber's. Only the loop's thread touches them: no dynamic
     // exclusivity checks (`swift_beginAccess` on each access) on the broadcast path.
+    @exclusivity(unchecked) var isClosed = false
+    /// In the server's list of connections to write before the loop sleeps (`markDirty`).
+    @exclusivity(unchecked) var isDirty = false
+    /// The mailbox is taking frames now (`pump` does not re-enter).
+    var pumping = false
+    /// In the server's list of connections to continue on the next loop turn.
+    var continuesNextTurn = false
     /// The server's settings, shared by every connection (one reference each).
     let settings: ConnectionSettings
     /// The server it belongs to, seen only as what a connection may ask of it.
     var host: any ConnectionHost { settings.host }
     /// Replies and pushes queued, and the bound on them (`Connection+Output.swift`).
     @exclusivity(unchecked) var out: Output
-    @exclusivity(unchecked) var isClosed = false
     /// Set by `closeAfterTurn`: what the `bye` will say.
     var closingAfterTurn: (reason: String, retry: Bool, message: String)? {
         get { rare?.closingAfterTurn }
@@ -73,8 +85,9 @@ final class Connection: TCPSocket {
     var session: Session?
     /// Who it is, for logs: "user/client@peer" once a session is made on it.
     var label: String { session?.label ?? "-@" + peer }
-    let connectedAt: UInt64
-    /// When the last complete line arrived (the idle timer counts lines, not bytes).
+    /// When the last complete line arrived (the idle timer counts lines, not
+    /// bytes); until the hello is answered, when the connection was accepted
+    /// (the handshake timer counts from it: `heard`).
     var lastHeard: UInt64
     /// Refused at the door (too many handshakes from its address), to be told
     /// so in its own protocol once its first bytes show which (`take`), or by
@@ -86,6 +99,7 @@ final class Connection: TCPSocket {
     /// What few connections ever need, made for those that do: every idle
     /// terminal would otherwise carry its room (`scripts/bench/idle`).
     private(set) var rare: Rare?
+    /// Room made only for the connections that need it (see the comment on the stored properties).
     final class Rare {
         var closingAfterTurn: (reason: String, retry: Bool, message: String)?
         var refusal: (reason: String, message: String, until: UInt64)?
@@ -98,6 +112,13 @@ final class Connection: TCPSocket {
         var afterCommits: [(processing: Processing, body: () -> Void)] = []
         /// Since when an incomplete line has been held (nil: none).
         var partialSince: UInt64?
+        /// Handed to libuv, not yet written (the socket did not take it at once).
+        var writing = 0
+        /// A slice of the streamed reply at the head of `behind` was sent.
+        var streamStarted = false
+        /// The first bytes (a PROXY header, or an HTTP request head) while
+        /// `wire.mode` is `.proxyHeader`, `.detecting` or `.http` and they do not decide yet.
+        var head: [UInt8] = []
     }
     /// Whether it made room for what few connections need (tests: an idle terminal did not).
     var holdsRareState: Bool { rare != nil }
@@ -118,12 +139,6 @@ final class Connection: TCPSocket {
         return made
     }
 
-    // The structs below keep their one-byte fields last, so that the next
-    // field packs in behind them: every idle terminal holds one of these, and
-    // 224 bytes is an allocator size class (`scripts/bench/idle`). What only
-    // a busy connection needs (a streamed reply, a bound passed, a line in
-    // pieces, work behind its commits) is in `rare`.
-
     /// What leaves: queued during a loop turn, written once per turn, bounded.
     struct Output {
         /// What is written next, in order: everything queued ahead of a streamed reply.
@@ -131,10 +146,6 @@ final class Connection: TCPSocket {
         /// Queued, streamed (estimated) and handed to libuv but not yet written
         /// (its bound: `settings.maxOutputBytes`).
         var bytes = 0
-        /// Handed to libuv, not yet written.
-        var writing = 0
-        var isDirty = false
-        var streamStarted = false
     }
 
     enum Outgoing {
@@ -154,9 +165,6 @@ final class Connection: TCPSocket {
         var badFramesInARow: Int32 = 0
         /// Bytes of the incomplete line as last counted in `Sessions.partialBytes` (at most `--max-frame-bytes`).
         var partialCounted: Int32 = 0
-        var pumping = false
-        /// In the server's list of connections to continue on the next loop turn.
-        var continuesNextTurn = false
     }
 
     static let sliceBytes = 256 << 10
@@ -168,14 +176,36 @@ final class Connection: TCPSocket {
         out = Output()
         wire = Wire(maxFrameBytes: settings.config.limits.maxFrameBytes)
         peer = ""
-        connectedAt = settings.host.now
-        lastHeard = connectedAt
-        inbox = Inbox(requests: BucketState(burst: settings.config.requestBurst, now: connectedAt))
+        lastHeard = settings.host.now
+        inbox = Inbox(requests: BucketState(burst: settings.config.requestBurst, now: lastHeard))
         super.init(loop: loop)
     }
 
     /// The socket is connected: who is at the other end.
     func accepted() { peer = peerName }
+
+    /// Something came from the peer: the idle timer starts again. Not before
+    /// the hello is answered: until then `lastHeard` is when the connection
+    /// was accepted, and the handshake timer counts from it (`Server.sweep`);
+    /// the hello's answer starts the idle timer (`helloAnswered`).
+    func heard() { if session != nil { lastHeard = host.now } }
+
+    /// The hello made the session: the idle timer starts now.
+    func helloAnswered() { lastHeard = host.now }
+
+    /// The first bytes held so far (none, usually: they decide at once), and
+    /// `data` behind them; none are held any more.
+    func takeHead(adding data: UnsafeRawBufferPointer) -> [UInt8] {
+        guard let rare, !rare.head.isEmpty else { return Array(data) }
+        var bytes = rare.head
+        rare.head = []
+        bytes.append(contentsOf: data)
+        return bytes
+    }
+
+    /// First bytes that do not decide yet (a PROXY header or an HTTP request
+    /// head in pieces): held until more come, in `rare`.
+    func hold(_ bytes: [UInt8]) { rareState().head = bytes }
 
     /// The peer's address without its port (limits per address count this).
     var address: String { peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer }
@@ -195,15 +225,15 @@ final class Connection: TCPSocket {
     func expectProxyHeader() { wire.mode = .proxyHeader }
 
     func readProxyHeader(_ data: UnsafeRawBufferPointer) {
-        wire.head.append(contentsOf: data)
-        switch ProxyHeader.parse(wire.head) {
+        let bytes = takeHead(adding: data)
+        switch ProxyHeader.parse(bytes) {
         case .needMore:
-            guard wire.head.count < ProxyHeader.maxLength else { return proxyHeaderFailed("PROXY header too long") }
+            guard bytes.count < ProxyHeader.maxLength else { return proxyHeaderFailed("PROXY header too long") }
+            hold(bytes)
         case let .invalid(why):
             proxyHeaderFailed(why)
         case let .header(source, length):
-            let rest = Array(wire.head[length...])
-            wire.head = []
+            let rest = Array(bytes[length...])
             wire.mode = .detecting
             if let source { peer = source }
             host.proxyHeaderRead(self)
@@ -212,7 +242,6 @@ final class Connection: TCPSocket {
     }
 
     private func proxyHeaderFailed(_ why: String) {
-        wire.head = []
         wire.mode = .detecting
         settings.logger.warning("bad PROXY header from a trusted load balancer", metadata: ["peer": "\(peer)", "why": "\(why)"])
         close(reason: "bad_frames", retry: false, message: "\(why) (this address must send a PROXY protocol header first: --proxy-protocol-from)")
@@ -228,10 +257,10 @@ final class Connection: TCPSocket {
     /// Dispatches buffered frames, in order, while nothing holds the
     /// connection back; then reads from the socket only if it may go on.
     func pump() {
-        guard !inbox.pumping, !isClosed else { return }
-        inbox.pumping = true
+        guard !pumping, !isClosed else { return }
+        pumping = true
         defer {
-            inbox.pumping = false
+            pumping = false
             if !isClosed { afterPump() }
         }
         var served = 0
@@ -242,7 +271,7 @@ final class Connection: TCPSocket {
             }
             guard let frame = wire.next() else { return }
             served += 1
-            lastHeard = host.now
+            heard()
             host.handle(frame, from: self)
         }
     }
@@ -274,7 +303,7 @@ final class Connection: TCPSocket {
     /// sleeping. So nothing re-enters dispatch from a completion, and a
     /// commit's reply is queued before anything the terminal sent after it runs.
     private func pumpLater() {
-        guard !inbox.pumping, !isClosed else { return }
+        guard !pumping, !isClosed else { return }
         host.continueNextTurn(self)
     }
 

@@ -496,7 +496,7 @@ public final class Server {
         for c in sessions.all {
             if let r = c.refusal, now >= r.until {
                 c.close(reason: r.reason, retry: true, message: r.message)  // said nothing: told in NDJSON
-            } else if sessions.session(of: c) == nil && now - c.connectedAt > config.handshakeTimeoutMs {
+            } else if sessions.session(of: c) == nil && now - c.lastHeard > config.handshakeTimeoutMs {
                 c.close(reason: "handshake_timeout", retry: true, message: "no hello within \(config.handshakeTimeoutMs / 1000) s")
             } else if let since = c.partialSince, now - since > config.handshakeTimeoutMs {
                 c.close(reason: "partial_line", retry: true,

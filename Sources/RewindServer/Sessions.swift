@@ -60,6 +60,7 @@ final class Sessions {
     /// `s` begins: it holds its user's client id now; the session that held it before, if another.
     func begin(_ s: Session) -> Session? {
         s.connection.session = s
+        s.connection.helloAnswered()
         let key = ClientKey(user: s.user.id, client: s.client)
         let old = byClient[key]
         byClient[key] = s
@@ -83,8 +84,8 @@ final class Sessions {
 
     /// `c` used its share of this turn: it goes on at the next, after the others.
     func continueNextTurn(_ c: Connection) {
-        guard !c.inbox.continuesNextTurn else { return }
-        c.inbox.continuesNextTurn = true
+        guard !c.continuesNextTurn else { return }
+        c.continuesNextTurn = true
         runNext.append(c)
         everyTurn?.start()  // the loop must not sleep while work is left
     }
@@ -93,7 +94,7 @@ final class Sessions {
         let list = runNext
         runNext = []
         for c in list {
-            c.inbox.continuesNextTurn = false
+            c.continuesNextTurn = false
             c.pump()
         }
         if runNext.isEmpty { everyTurn?.stop() }

@@ -32,6 +32,21 @@ final class ProxyProtocolTests: XCTestCase {
         XCTAssertTrue(server.log.contains("203.0.113.66"), "the refusals are logged with the client's address: \(server.log)")
     }
 
+    /// A header cut across reads is held until it is whole, and what follows it
+    /// in the last piece is the terminal's own first bytes.
+    func testAHeaderArrivingInPiecesIsReadWhole() throws {
+        let db = try TestDatabase()
+        let server = try ServerProcess(database: db, arguments: ["--proxy-protocol-from", "127.0.0.1"])
+        let t = try Terminal(port: server.port)
+        let bytes = Array("PROXY TCP4 203.0.113.9 127.0.0.1 40000 7400\r\n{\"id\":1,\"type\":\"ping\"}\n".utf8)
+        for (from, to) in [(0, 3), (3, 20), (20, 47), (47, bytes.count)] {
+            t.sendRaw(Array(bytes[from..<to]))
+            usleep(30_000)
+        }
+        XCTAssertEqual(try t.next()["re"], 1, "the request behind the header is answered")
+        XCTAssertEqual(try t.hello("alice", db)["user"], "alice")
+    }
+
     func testATrustedBalancerThatSendsNoHeaderIsRefused() throws {
         let db = try TestDatabase()
         let server = try ServerProcess(database: db, arguments: ["--proxy-protocol-from", "127.0.0.1"])

@@ -26,12 +26,20 @@ final class WebSocketTerminal: MessageTerminal {
     }
 
     /// Connects and sends `request` as it is (raw HTTP); reads the response head.
+    /// `piecesAt`: byte offsets where the request is cut, each piece sent
+    /// 30 ms after the one before (so the server reads them apart).
     init(port: Int, rawRequest: String? = nil, path: String = "/ws", headers: [String] = [], key: String = "dGhlIHNhbXBsZSBub25jZQ==",
-         timeout: Int = 10, receiveBuffer: Int32? = nil) throws {
+         timeout: Int = 10, receiveBuffer: Int32? = nil, piecesAt: [Int] = []) throws {
         fd = try connectedSocket(port: port, receiveBuffer: receiveBuffer, timeout: timeout)
         let request = rawRequest ?? (["GET \(path) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Upgrade: websocket", "Connection: Upgrade",
                                       "Sec-WebSocket-Key: \(key)", "Sec-WebSocket-Version: 13"] + headers).joined(separator: "\r\n") + "\r\n\r\n"
-        sendRaw(Array(request.utf8))
+        let bytes = Array(request.utf8)
+        var from = 0
+        for cut in piecesAt + [bytes.count] {
+            if from > 0 { usleep(30_000) }
+            sendRaw(Array(bytes[from..<cut]))
+            from = cut
+        }
         try readResponseHead()
     }
 

@@ -23,6 +23,18 @@ final class WebSocketTests: XCTestCase {
         XCTAssertTrue(try ws.request("ping").isOK)
     }
 
+    /// The first bytes decide what a connection speaks; when a read brings
+    /// too few to tell, or half a request head, they are held until the rest comes.
+    func testAnUpgradeArrivingInPiecesIsReadWhole() throws {
+        let (db, s) = try server()
+        let ws = try WebSocketTerminal(port: s.port, piecesAt: [1, 2, 9, 40, 120])  // "G", "E", "T /ws HT", …
+        XCTAssertEqual(ws.status, 101, ws.responseHead)
+        XCTAssertEqual(try ws.hello("alice", db)["user"], "alice")
+        let page = try WebSocketTerminal(port: s.port, rawRequest: "GET / HTTP/1.1\r\nHost: x\r\n\r\n", piecesAt: [2, 20])
+        XCTAssertEqual(page.status, 200, page.responseHead)
+        XCTAssertTrue(page.body().contains("/rewind.js"))
+    }
+
     func testRefusedUpgradesAnswerTheirStatus() throws {
         let (_, s) = try server(["--allowed-origins", "https://app.example.com"])
         let noUpgrade = try WebSocketTerminal(port: s.port, rawRequest: "GET /ws HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -27,6 +27,30 @@ final class ClockTests: XCTestCase {
         XCTAssertTrue(try greeted.request("ping").isOK, "a terminal that said hello stays")
     }
 
+    /// The handshake timer counts from the connection, whatever comes before
+    /// a hello (a ping is answered, and does not buy time); the idle timer
+    /// then counts from the hello's answer, not from the connection.
+    func testOnlyAHelloEndsTheHandshakeAndTheIdleTimerStartsAtIt() throws {
+        let s = try SteppedServer()
+        let stalling = try s.connect()
+        let late = try s.connect()
+        s.turn()
+        s.server.advanceClock(by: s.server.config.handshakeTimeoutMs - 2_000)
+        _ = try stalling.request("ping")  // answered (or refused) before a hello: either way, not a hello
+        try late.hello("alice")
+        s.server.advanceClock(by: 3_000)
+        s.server.sweep()
+        XCTAssertEqual(try bye(stalling, s)["reason"], "handshake_timeout")
+        s.server.advanceClock(by: s.server.config.idleTimeoutMs - 5_000)  // past the idle timeout from the connection, not from the hello
+        s.server.sweep()
+        s.turn()
+        late.read()
+        XCTAssertFalse(late.closed, "idle counts from the hello")
+        s.server.advanceClock(by: 3_000)
+        s.server.sweep()
+        XCTAssertEqual(try bye(late, s)["reason"], "idle")
+    }
+
     func testAConnectionSilentPastTheIdleTimeoutIsClosedAndPingKeepsItOpen() throws {
         let s = try SteppedServer()
         let silent = try s.terminal("alice")

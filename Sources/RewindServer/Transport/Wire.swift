@@ -20,9 +20,6 @@ extension Connection {
         var mode = Mode.detecting
         /// The WebSocket's framing, from its upgrade on (nil: lines).
         var webSocket: WebSocketTransport?
-        /// The first bytes (a PROXY header, or an HTTP request head) while
-        /// `mode` is `.proxyHeader`, `.detecting` or `.http`.
-        var head: [UInt8] = []
 
         init(maxFrameBytes: Int) { lines = FrameDecoder(maxFrameBytes: maxFrameBytes) }
 

@@ -18,29 +18,27 @@ extension Connection {
             transportRead()
             pump()
         case .detecting:
-            wire.head.append(contentsOf: data)
-            if let refusal { return refuse(refusal, http: HTTPRequest.startsRequest(wire.head)) }
-            switch HTTPRequest.startsRequest(wire.head) {
-            case nil: return  // too few bytes to tell
-            case false?:
+            // Usually the first read tells; bytes too few to tell are held until more come.
+            let first = takeHead(adding: data)
+            guard let http = HTTPRequest.startsRequest(first) else { return hold(first) }
+            if let refusal { return refuse(refusal, http: http) }
+            if http {
+                wire.mode = .http
+                httpHeadRead(first)
+            } else {
                 wire.mode = .lines
-                let first = wire.head
-                wire.head = []
                 first.withUnsafeBytes { wire.received($0) }
                 pump()
-            case true?:
-                wire.mode = .http
-                httpHeadRead()
             }
         case .http:
-            wire.head.append(contentsOf: data)
-            httpHeadRead()
+            httpHeadRead(takeHead(adding: data))
         }
     }
 
-    private func httpHeadRead() {
-        switch HTTPRequest.parse(wire.head) {
-        case .needMore: return
+    /// `bytes`: the request head so far (held again if it is not whole).
+    private func httpHeadRead(_ bytes: [UInt8]) {
+        switch HTTPRequest.parse(bytes) {
+        case .needMore: hold(bytes)
         case let .refused(status, reason): respond(HTTPResponse(status, reason))
         case let .request(r, length):
             switch WebRoute.decide(r, origins: settings.config.allowedOrigins, publicOrigins: settings.config.publicOrigins) {
@@ -50,9 +48,7 @@ extension Connection {
                 guard let file = settings.webFiles[path] else { return respond(HTTPResponse(404, "\(path) is not installed on this server")) }
                 respond(HTTPResponse(200, body: file.bytes, contentType: file.contentType))
             case let .upgrade(key):
-                let rest = Array(wire.head[length...])
-                wire.head = []
-                upgrade(key: key, rest: rest)
+                upgrade(key: key, rest: Array(bytes[length...]))
             }
         }
     }
@@ -65,7 +61,7 @@ extension Connection {
         out.bytes += response.utf8.count
         wire.mode = .webSocket
         wire.webSocket = WebSocketTransport(maxMessageBytes: settings.config.limits.maxFrameBytes)
-        lastHeard = host.now
+        heard()
         host.webSocketOpened(self)
         rest.withUnsafeBytes { take($0) }
         flush(budgeted: false)
@@ -74,7 +70,7 @@ extension Connection {
     /// After a read: the transport's own frames (a WebSocket's pongs, its
     /// close echo) go out; a close from the peer, or a protocol error, ends it.
     private func transportRead() {
-        if wire.takeHeardSomething() { lastHeard = host.now }
+        if wire.takeHeardSomething() { heard() }
         queueOwnFrames()
         if wire.readEnded { close(afterWriting: wire.peerClosed ? "closed by peer" : "protocol error") }
     }
@@ -96,20 +92,15 @@ extension Connection {
 
     /// Refused at the door (`Connection.refusal`): nothing it sent is read;
     /// it is told in HTTP or NDJSON, whichever its first bytes are.
-    private func refuse(_ r: (reason: String, message: String, until: UInt64), http: Bool?) {
-        switch http {
-        case nil: return  // too few bytes to tell
-        case true?:
-            wire.head = []
+    private func refuse(_ r: (reason: String, message: String, until: UInt64), http: Bool) {
+        if http {
             respond(HTTPResponse(503, r.message + "; retry", extraHeaders: "Retry-After: 1\r\n"))
-        case false?:
-            wire.head = []
+        } else {
             close(reason: r.reason, retry: true, message: r.message)
         }
     }
 
     private func respond(_ r: HTTPResponse) {
-        wire.head = []
         out.queue.append(SharedBytes(r.bytes))
         out.bytes += r.bytes.count
         close(afterWriting: "HTTP \(r.status)")
