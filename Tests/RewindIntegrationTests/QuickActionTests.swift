@@ -86,6 +86,27 @@ final class QuickActionTests: XCTestCase {
         XCTAssertEqual(titles(bobItems), ["New Document"])
     }
 
+    /// A user's terminals are kept without a table while there is one; when
+    /// the first to connect leaves, the others still hear the list change.
+    func testTheOtherTerminalsStillHearTheListWhenTheFirstLeaves() throws {
+        let f = try Fixture(users: ["alice", "bob"])
+        let phone = try f.terminal("alice", client: "phone")
+        let tablet = try f.terminal("alice", client: "tablet")
+        f.alice.disconnect()  // the first of alice's terminals
+        usleep(200_000)
+        try phone.submit("d", tx: "p1", base: 0, [typed])
+        for t in [phone, tablet] {
+            XCTAssertEqual(titles(try t.push("shortcuts")["items"]), ["New Document", "d"], "both remaining terminals hear it")
+        }
+        phone.disconnect()
+        usleep(200_000)
+        try tablet.request("create_doc", [("doc", "e")])
+        try tablet.submit("e", tx: "t1", base: 0, [typed])
+        var items = try tablet.push("shortcuts")["items"]
+        while titles(items).first(where: { $0 != "New Document" }) != "e" { items = try tablet.push("shortcuts")["items"] }
+        XCTAssertEqual(titles(items), ["New Document", "e", "d"], "the last one left still hears it")
+    }
+
     /// The writers note editors themselves (schema/025, no trigger on the
     /// log): an edit on one instance is announced to the user's terminals on
     /// another, and typing on within 5 seconds writes no row again.

@@ -24,7 +24,7 @@ final class QuickActions {
 
     private struct Listed {
         var items: [ShortcutItem]
-        var terminals: [Int: Session]
+        var terminals = Terminals()
         /// Reads of this user's list under way; an answer older than the newest is dropped.
         var reads = 0
     }
@@ -47,15 +47,15 @@ final class QuickActions {
     /// the newest notices yet.
     func join(_ c: Session, _ done: @escaping ([ShortcutItem]) -> Void) {
         let user = c.user.id
-        if users[user] == nil { users[user] = Listed(items: Shortcuts.list(static: staticItems, recent: []), terminals: [:]) }
-        users[user]!.terminals[c.id] = c
+        if users[user] == nil { users[user] = Listed(items: Shortcuts.list(static: staticItems, recent: [])) }
+        users[user]!.terminals.insert(c)
         read(user, answering: c) { [self] read in done(read ?? self.items(of: user)) }
     }
 
     func left(_ c: Session) {
         let user = c.user.id
         guard users[user] != nil else { return }
-        users[user]!.terminals[c.id] = nil
+        users[user]!.terminals.remove(c)
         if users[user]!.terminals.isEmpty {
             index(user, from: users[user]!.items, to: [])
             users[user] = nil
@@ -125,7 +125,7 @@ final class QuickActions {
                     let before = users[user]!.terminals
                     index(user, from: users[user]!.items, to: items)
                     users[user]!.items = items
-                    push(items, to: before.values.filter { $0 !== joining })
+                    push(items, to: before.all.filter { $0 !== joining })
                 }
                 then(items)
             }
@@ -136,6 +136,32 @@ final class QuickActions {
     private func push(_ items: [ShortcutItem], to terminals: [Session]) {
         for c in terminals {
             c.push(SharedBytes(Push.shortcuts(items.map { $0.json(locale: c.locale) })))
+        }
+    }
+}
+
+/// One user's terminals on this server. Most users have one, held without a
+/// table: a one-entry dictionary was ~100 bytes a user
+/// (`scripts/bench/idle --users`), kept for as long as the user is connected.
+private struct Terminals {
+    private var first: Session?
+    /// The others, by terminal id (empty, and unallocated, for a user with one).
+    private var others: [Int: Session] = [:]
+
+    var isEmpty: Bool { first == nil }
+    var all: [Session] { first.map { [$0] + others.values } ?? [] }
+
+    mutating func insert(_ s: Session) {
+        if first == nil || first === s { first = s } else { others[s.id] = s }
+    }
+
+    /// `first` stays filled while any is left (`isEmpty` reads only it).
+    mutating func remove(_ s: Session) {
+        guard first === s else { others[s.id] = nil; return }
+        first = nil
+        if let next = others.first {
+            others[next.key] = nil
+            first = next.value
         }
     }
 }
