@@ -11,16 +11,22 @@ final class ClockTests: XCTestCase {
         return try XCTUnwrap(t.received.last { $0["push"] == "bye" })
     }
 
+    /// Moves the server's clock on by `ms` and sweeps: whether `t` is still open.
+    func stillOpen(_ t: SteppedTerminal, after ms: UInt64, _ s: SteppedServer) -> Bool {
+        s.server.advanceClock(by: ms)
+        s.server.sweep()
+        s.turn()
+        t.read()
+        return !t.closed
+    }
+
     func testNoHelloWithinTheHandshakeTimeoutIsClosed() throws {
         let s = try SteppedServer()
         let quiet = try s.connect()
         let greeted = try s.terminal("alice")
         s.turn()
-        s.server.advanceClock(by: s.server.config.handshakeTimeoutMs - 1_000)  // (the loop's own clock moves on a little too)
-        s.server.sweep()
-        s.turn()
-        quiet.read()
-        XCTAssertFalse(quiet.closed, "not yet")
+        // (the loop's own clock moves on a little too)
+        XCTAssertTrue(stillOpen(quiet, after: s.server.config.handshakeTimeoutMs - 1_000, s), "not yet")
         s.server.advanceClock(by: 2_000)
         s.server.sweep()
         XCTAssertEqual(try bye(quiet, s)["reason"], "handshake_timeout")
@@ -41,11 +47,8 @@ final class ClockTests: XCTestCase {
         s.server.advanceClock(by: 3_000)
         s.server.sweep()
         XCTAssertEqual(try bye(stalling, s)["reason"], "handshake_timeout")
-        s.server.advanceClock(by: s.server.config.idleTimeoutMs - 5_000)  // past the idle timeout from the connection, not from the hello
-        s.server.sweep()
-        s.turn()
-        late.read()
-        XCTAssertFalse(late.closed, "idle counts from the hello")
+        // Past the idle timeout from the connection, not from the hello:
+        XCTAssertTrue(stillOpen(late, after: s.server.config.idleTimeoutMs - 5_000, s), "idle counts from the hello")
         s.server.advanceClock(by: 3_000)
         s.server.sweep()
         XCTAssertEqual(try bye(late, s)["reason"], "idle")
