@@ -70,7 +70,7 @@ extension Connection {
         }
     }
 
-    /// Writes everything queued with one `writev` (`TCPStream.write`: what
+    /// Writes everything queued with one `writev` (`TCPSocket.write`: what
     /// the socket does not take at once is queued in libuv); a streamed reply adds
     /// a slice only while less than `sliceBytes` are still being written.
     ///
