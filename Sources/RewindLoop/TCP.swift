@@ -112,10 +112,6 @@ public final class TCPStream: TCPSocket {
         resumeReading()
     }
 
-    /// Whether `close` or `reset` was called.
-    public var isClosed: Bool { isSocketClosed }
-    public var peer: String { peerName }
-
     public override func socketRead(_ data: UnsafeRawBufferPointer?) { owner?.streamRead(data) }
     public override func socketQueuedWritten(_ bytes: Int, ok: Bool) { owner?.streamQueuedWritten(bytes, ok: ok) }
     public override func socketHandleClosed() { owner = nil }

@@ -35,7 +35,7 @@ final class APIConnection: APIStreamSink, TCPStreamOwner {
         self.id = id
         self.stream = stream
         self.api = api
-        peer = stream.peer
+        peer = stream.peerName
         lastActive = now
         parser = HTTPRequestParser(maxHeaderBytes: api.limits.maxHeaderBytes, maxBodyBytes: api.limits.maxBodyBytes)
     }

@@ -29,7 +29,10 @@ extension Connection {
         }
 
         /// The next complete request, or nil when none is complete yet.
-        mutating func next() -> FrameDecoder.Frame? { webSocket.map { $0.next() } ?? lines.next() }
+        mutating func next() -> FrameDecoder.Frame? {
+            if let webSocket { return webSocket.next() }
+            return lines.next()
+        }
         /// Bytes held, complete requests and an incomplete one.
         var bufferedBytes: Int { webSocket?.bufferedBytes ?? lines.bufferedBytes }
         /// An incomplete request is held (after `next()` returned nil).
