@@ -28,12 +28,21 @@ public final class TCPListener {
     public func listen<Socket: TCPSocket>(host: String, port: Int, backlog: Int32 = 1024, making make: @escaping (EventLoop) -> Socket,
                                           _ body: @escaping (Socket) -> Void) throws(LoopError) {
         onConnection = { [unowned self] server in
+            // libuv has accepted the descriptor (its `uv__server_io`, with the
+            // reserve-descriptor trick when out of them) and holds it for
+            // `uv_accept`, which would open a libuv stream on it. The socket
+            // watches it with a poll handle instead (`TCPSocket`), so it is
+            // taken as `uv_accept` takes it: from `accepted_fd`, left at -1 so
+            // that libuv goes on accepting (libuv 1.x, src/unix/stream.c).
+            let descriptor = server.pointee.accepted_fd
+            guard descriptor >= 0 else { return }
+            server.pointee.accepted_fd = -1
             let socket = make(self.loop)
-            let rc = uv_accept(server, socket.stream)
+            let rc = socket.adopt(descriptor)
             if rc == 0 {
                 body(socket)
             } else {
-                socket.close(now: true)
+                _ = Glibc.close(descriptor)
                 self.onAcceptError(rc)
             }
         }

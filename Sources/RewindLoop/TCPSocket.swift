@@ -7,30 +7,57 @@ import Glibc
 /// socket's state and the connection's are one allocation (every idle
 /// terminal holds one: `scripts/bench/idle`); `TCPStream` is the subclass
 /// that tells an owner instead, for connections few enough not to matter.
+///
+/// The socket is watched with a `uv_poll_t` (160 bytes) and read and written
+/// here, as Redis does, not through libuv's stream (`uv_tcp_t`, 248 bytes,
+/// class 256): libuv's stream keeps a write queue and a read callback in every
+/// handle, and the connection keeps its own already. 96 bytes an idle terminal.
 open class TCPSocket {
-    private let handle = allocateHandle(uv_tcp_t.self)
+    private let handle = allocateHandle(uv_poll_t.self)
+    /// What the socket could not take at once, in order; nil when nothing waits.
+    private final var queued: QueuedWrites?
     /// The loop the socket is on (kept by libuv in the handle, not here: a word less a connection).
     public final var loop: EventLoop { Unmanaged<EventLoop>.fromOpaque(handle.pointee.loop.pointee.data).takeUnretainedValue() }
-    final var stream: UnsafeMutablePointer<uv_stream_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self) }
     /// Closed (`close`, `reset`): nothing more is read or written.
     public private(set) final var isSocketClosed = false
-    /// True while libuv reads from the socket for us (see `pauseReading`).
+    /// True while the socket's bytes are read for the subclass (see `pauseReading`).
     public private(set) final var isReading = false
     /// A write failed (the peer reset the connection, or it is gone): nothing
     /// written from now on reaches anyone. The read side may never say so —
     /// a server that stops reading a peer which does not read is the usual
     /// case — so the writer must look here.
     public private(set) final var writeFailed = false
-    /// True once `uv_close` was called: the handle must not be touched again.
-    private final var handleClosing = false
+    /// The events the poll handle watches now (`UV_READABLE`, `UV_WRITABLE`).
+    /// Pausing leaves `UV_READABLE` watched until the socket is next readable
+    /// (as libuv's own streams do): a pause and a resume in between, which
+    /// every request that waits for a commit makes, cost no system call.
+    private final var watching: UInt8 = 0
 
-    /// The socket holds itself (through its handle) until the handle is
-    /// closed, after the last write callback: whatever it is, it lives as
-    /// long as libuv may call it.
+    /// Bytes of libuv's handle a socket holds (`IdleFootprintTests`).
+    public static var handleBytes: Int { MemoryLayout<uv_poll_t>.size }
+
+    private final var fd: Int32 { handle.pointee.io_watcher.fd }
+    private final var isOpen: Bool { handle.pointee.type == UV_POLL }
+    private final var handleClosing: Bool { uv_is_closing(handlePointer(handle)) != 0 }
+
+    /// The socket is not open until the listener hands it a descriptor
+    /// (`adopt`); it then holds itself (through its handle) until the handle
+    /// is closed: whatever it is, it lives as long as libuv may call it.
     public init(loop: EventLoop) {
-        uv_tcp_init(loop.raw, handle)
-        uv_tcp_nodelay(handle, 1)
+        handle.pointee.loop = loop.raw  // `loop` answers before `adopt` (uv_poll_init sets the same)
+    }
+
+    deinit { free(handle) }  // after the close callback, or never opened
+
+    /// Takes an accepted, connected descriptor: 0, or a libuv error (the
+    /// descriptor is then the caller's to close).
+    final func adopt(_ descriptor: Int32) -> Int32 {
+        let rc = uv_poll_init_socket(handle.pointee.loop, handle, descriptor)
+        guard rc == 0 else { return rc }
         handle.pointee.data = Unmanaged.passRetained(self as AnyObject).toOpaque()
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        return 0
     }
 
     /// Data read, or nil at end of stream / error (the connection is then
@@ -38,82 +65,151 @@ open class TCPSocket {
     open func socketRead(_ data: UnsafeRawBufferPointer?) {}
     /// A write's queued rest (see `write`) is written, or failed: `bytes` is what `write` returned.
     open func socketQueuedWritten(_ bytes: Int, ok: Bool) {}
-    /// The handle is closed: libuv will call nothing more.
+    /// The handle is closed: nothing more will be called.
     open func socketHandleClosed() {}
 
     /// Stops taking bytes from the socket: what the peer sends waits in the
     /// kernel's buffers (and then in the peer's), which is back-pressure.
     public final func pauseReading() {
-        guard isReading, !isSocketClosed else { return }
-        isReading = false
-        uv_read_stop(stream)
+        isReading = false  // the poll stops watching the next time the socket is readable
     }
 
     public final func resumeReading() {
         guard !isReading, !isSocketClosed else { return }
         isReading = true
-        uv_read_start(stream, { h, _, buf in
-            let me = Unmanaged<TCPSocket>.fromOpaque(h!.pointee.data).takeUnretainedValue()
-            buf!.pointee = uv_buf_init(me.loop.readBuffer.assumingMemoryBound(to: CChar.self), UInt32(EventLoop.readBufferSize))
-        }, { s, n, _ in
-            let me = Unmanaged<TCPSocket>.fromOpaque(s!.pointee.data).takeUnretainedValue()
-            guard !me.isSocketClosed else { return }
-            if n > 0 {
-                me.socketRead(UnsafeRawBufferPointer(start: me.loop.readBuffer, count: n))
-            } else if n < 0 {
-                uv_read_stop(s)
-                me.isReading = false
-                me.socketRead(nil)
+        if watching & UInt8(UV_READABLE.rawValue) == 0 { watch() }
+    }
+
+    /// Watches what is wanted now: readable while reading, writable while writes wait.
+    private final func watch() {
+        guard isOpen, !handleClosing else { return }
+        var want: UInt8 = 0
+        if isReading { want |= UInt8(UV_READABLE.rawValue) }
+        if queued != nil { want |= UInt8(UV_WRITABLE.rawValue) }
+        guard want != watching else { return }
+        watching = want
+        if want == 0 {
+            uv_poll_stop(handle)
+        } else {
+            uv_poll_start(handle, Int32(want)) { h, status, events in
+                Unmanaged<TCPSocket>.fromOpaque(h!.pointee.data).takeUnretainedValue().polled(status, events)
             }
-        })
+        }
+    }
+
+    private final func polled(_ status: Int32, _ events: Int32) {
+        guard status == 0 else {
+            // An error on the socket (libuv has stopped watching it): the peer reset it.
+            watching = 0
+            failQueued()
+            if isReading && !isSocketClosed { ended() }
+            return
+        }
+        if events & Int32(UV_WRITABLE.rawValue) != 0 { writeQueued() }
+        if events & Int32(UV_READABLE.rawValue) != 0 { readable() }
+    }
+
+    private final func readable() {
+        guard !isSocketClosed, !handleClosing else { return }
+        guard isReading else { return watch() }  // paused: stop watching now
+        let buffer = loop.readBuffer
+        let n = Glibc.read(fd, buffer, EventLoop.readBufferSize)
+        if n > 0 {
+            socketRead(UnsafeRawBufferPointer(start: buffer, count: n))
+        } else if n == 0 || !Self.wouldBlock(errno) {
+            ended()
+        }
+    }
+
+    /// End of stream, or a read failed: nothing more is read.
+    private final func ended() {
+        isReading = false
+        watch()
+        socketRead(nil)
+    }
+
+    /// IOV_MAX on Linux (the C macro does not reach Swift): more buffers go in the next call.
+    private static let maxBuffers = 1024
+
+    private static func wouldBlock(_ e: Int32) -> Bool { e == EAGAIN || e == EWOULDBLOCK || e == EINTR }
+
+    /// One `sendmsg` (a `writev` that raises no SIGPIPE) of up to IOV_MAX buffers.
+    private final func send(_ buffers: UnsafeMutablePointer<iovec>, _ count: Int) -> Int {
+        var message = msghdr()
+        message.msg_iov = buffers
+        message.msg_iovlen = min(count, Self.maxBuffers)
+        return Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
     }
 
     /// Writes `chunks` in order. What the socket takes at once is written
-    /// now, with one `writev` and no allocation; only the rest (the socket's
-    /// buffer is full, or earlier writes are still queued) is handed to libuv,
-    /// holding the chunks it needs until `socketQueuedWritten` reports it.
+    /// now, with one `sendmsg` and no allocation; only the rest (the socket's
+    /// buffer is full, or earlier writes are still queued) is kept, holding
+    /// the chunks it needs, and written as the socket takes it;
+    /// `socketQueuedWritten` reports when all of it is.
     /// Returns the bytes queued: 0 means all of it was written now (or the
     /// stream is closed, or the socket failed: `writeFailed` says so).
     public final func write(_ chunks: [SharedBytes]) -> Int {
-        guard !isSocketClosed, !chunks.isEmpty else { return 0 }
+        guard !isSocketClosed, isOpen, !chunks.isEmpty else { return 0 }
         loop.writesThisTurn += 1
-        let n = chunks.count
-        return withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: n) { bufs -> Int in
-            var total = 0
-            for i in 0..<n {
-                let c = chunks[i]
-                bufs[i] = uv_buf_init(c.base.assumingMemoryBound(to: CChar.self), UInt32(c.count))
-                total += c.count
+        var total = 0
+        for c in chunks { total += c.count }
+        var written = 0
+        if queued == nil {  // else order is kept: all of it goes behind
+            written = withUnsafeTemporaryAllocation(of: iovec.self, capacity: chunks.count) { buffers -> Int in
+                for (i, c) in chunks.enumerated() { buffers[i] = iovec(iov_base: c.base, iov_len: c.count) }
+                return send(buffers.baseAddress!, chunks.count)
             }
-            var written = Int(uv_try_write(stream, bufs.baseAddress, UInt32(n)))
             if written == total { return 0 }
             if written < 0 {
-                // UV_EAGAIN: nothing taken (the socket is full, or a queued write is ahead: order is kept).
-                guard written == Int(UV_EAGAIN.rawValue) else { writeFailed = true; return 0 }
+                guard Self.wouldBlock(errno) else { writeFailed = true; return 0 }
                 written = 0
             }
-            // Queue the rest, from the first chunk not written whole.
-            var first = 0
-            var skip = written
-            while skip >= chunks[first].count { skip -= chunks[first].count; first += 1 }
-            let request = WriteRequest(chunks: chunks[first...], skip: skip, bytes: total - written)
-            let req = allocateHandle(uv_write_t.self)
-            req.pointee.data = Unmanaged.passRetained(request).toOpaque()
-            let rc = uv_write(req, stream, request.buffers, UInt32(request.chunks.count)) { req, status in
-                let request = Unmanaged<WriteRequest>.fromOpaque(req!.pointee.data).takeRetainedValue()
-                let me = Unmanaged<TCPSocket>.fromOpaque(req!.pointee.handle!.pointee.data).takeUnretainedValue()
-                free(req)
-                if status != 0 { me.writeFailed = true }
-                me.socketQueuedWritten(request.bytes, ok: status == 0)
-            }
-            if rc != 0 {
-                Unmanaged<WriteRequest>.fromOpaque(req.pointee.data).release()
-                free(req)
-                writeFailed = true
-                return 0
-            }
-            return total - written
         }
+        var first = 0
+        var skip = written
+        while skip >= chunks[first].count { skip -= chunks[first].count; first += 1 }
+        let request = QueuedWrite(chunks: chunks[first...], skip: skip, bytes: total - written)
+        if let queued {
+            queued.requests.append(request)
+        } else {
+            queued = QueuedWrites(request)
+            watch()
+        }
+        return total - written
+    }
+
+    /// The socket takes more: writes what waits, in order, reporting each write's rest once it is all written.
+    private final func writeQueued() {
+        while let q = queued, !handleClosing {
+            let request = q.requests[0]
+            let n = send(request.buffers + request.next, request.count - request.next)
+            if n < 0 {
+                if Self.wouldBlock(errno) { return }
+                return failQueued()
+            }
+            guard request.advance(by: n) else { return }  // taken in part: the socket is full again
+            q.requests.removeFirst()
+            if q.requests.isEmpty {
+                queued = nil
+                if q.shutdownWhenWritten {
+                    _ = shutdown(fd, Int32(SHUT_WR))
+                    closeStreamHandle()
+                } else {
+                    watch()
+                }
+            }
+            socketQueuedWritten(request.bytes, ok: true)
+        }
+    }
+
+    /// A write failed: every queued write is reported failed, and a close waiting for them goes on.
+    private final func failQueued() {
+        writeFailed = true
+        guard let q = queued else { return }
+        queued = nil
+        watch()
+        for request in q.requests { socketQueuedWritten(request.bytes, ok: false) }
+        if q.shutdownWhenWritten { closeStreamHandle() }
     }
 
     /// Closes after queued writes are flushed (shutdown), or at once if `now`.
@@ -125,62 +221,61 @@ open class TCPSocket {
             return
         }
         isSocketClosed = true
-        uv_read_stop(stream)
-        if now { closeStreamHandle(); return }
-        let req = allocateHandle(uv_shutdown_t.self)
-        req.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        if uv_shutdown(req, stream, { req, _ in
-            let me = Unmanaged<TCPSocket>.fromOpaque(req!.pointee.data).takeUnretainedValue()
-            free(req)
-            me.closeStreamHandle()
-        }) != 0 {
-            free(req)
-            closeStreamHandle()
+        isReading = false
+        if let queued, !now {
+            queued.shutdownWhenWritten = true
+            watch()  // writable only
+            return
         }
+        if !now && isOpen { _ = shutdown(fd, Int32(SHUT_WR)) }
+        closeStreamHandle()
     }
 
     /// Closes at once with a reset (RST): what the kernel still holds for a
     /// peer that does not read is dropped, not kept sending, and the peer's
     /// next read fails (`ECONNRESET`) — never a clean end of stream in the
-    /// middle of a message. SO_LINGER set to zero by hand: libuv's
-    /// `uv_tcp_close_reset` refuses a handle with a shutdown pending, which is
-    /// exactly the case (`close()` waits for a peer that does not read).
+    /// middle of a message (SO_LINGER set to zero, then closed).
     public final func reset() {
-        if !isSocketClosed {
-            isSocketClosed = true
-            uv_read_stop(stream)
-        }
-        guard !handleClosing else { return }
-        var fd: uv_os_fd_t = -1
-        if uv_fileno(handlePointer(handle), &fd) == 0 {
-            var l = linger(l_onoff: 1, l_linger: 0)
-            _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
-        }
+        isSocketClosed = true
+        isReading = false
+        guard isOpen, !handleClosing else { return }
+        var l = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
         closeStreamHandle()
     }
 
+    /// Stops watching and closes the descriptor now (`uv_close` stops the
+    /// poll handle first, so nothing watches a closed descriptor); the
+    /// handle's callback comes on the next turn, and cancels what was queued.
     private final func closeStreamHandle() {
-        guard !handleClosing else { return }
-        handleClosing = true
-        let h = handlePointer(handle)
-        if uv_is_closing(h) != 0 { return }
-        uv_close(h) { h in
-            guard let h else { return }
-            if let data = h.pointee.data {
-                let me = Unmanaged<TCPSocket>.fromOpaque(data)
-                me.takeUnretainedValue().socketHandleClosed()  // pending writes were cancelled before this
-                me.release()
-            }
-            free(h)
+        guard isOpen, !handleClosing else { return }
+        isSocketClosed = true
+        isReading = false
+        let descriptor = fd
+        uv_close(handlePointer(handle)) { h in
+            let me = Unmanaged<TCPSocket>.fromOpaque(h!.pointee.data)
+            me.takeUnretainedValue().handleClosed()
+            me.release()  // the last reference, as a rule: `deinit` frees the handle
         }
+        _ = Glibc.close(descriptor)
+    }
+
+    private final func handleClosed() {
+        if let q = queued {
+            queued = nil
+            writeFailed = true
+            for request in q.requests { socketQueuedWritten(request.bytes, ok: false) }
+        }
+        socketHandleClosed()
     }
 
     /// "address:port" of the peer, asked of the kernel each time ("?" once it is gone).
     public final var peerName: String {
+        guard isOpen, !handleClosing else { return "?" }
         var storage = sockaddr_storage()
-        var len = Int32(MemoryLayout<sockaddr_storage>.size)
+        var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let rc = withUnsafeMutablePointer(to: &storage) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_getpeername(handle, $0, &len) }
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &len) }
         }
         guard rc == 0 else { return "?" }
         var name = [CChar](repeating: 0, count: 64)
@@ -195,22 +290,49 @@ open class TCPSocket {
     }
 }
 
-/// Keeps the bytes of a write's queued rest alive until libuv is done with them.
-private final class WriteRequest {
+/// The writes a socket could not take at once, oldest first.
+private final class QueuedWrites {
+    var requests: [QueuedWrite]
+    /// `close()` came while writes waited: shut the socket down once they are written.
+    var shutdownWhenWritten = false
+
+    init(_ first: QueuedWrite) { requests = [first] }
+}
+
+/// A write's queued rest: keeps its bytes alive until the socket has taken them.
+private final class QueuedWrite {
     let chunks: ArraySlice<SharedBytes>
-    let buffers: UnsafeMutablePointer<uv_buf_t>
+    let buffers: UnsafeMutablePointer<iovec>
+    let count: Int
+    /// The first buffer not yet written whole (the buffers before it are spent).
+    var next = 0
     let bytes: Int
 
     /// `skip`: bytes of the first chunk already written.
     init(chunks: ArraySlice<SharedBytes>, skip: Int, bytes: Int) {
         self.chunks = chunks
         self.bytes = bytes
-        buffers = .allocate(capacity: chunks.count)
+        count = chunks.count
+        buffers = .allocate(capacity: count)
         var skip = skip
         for (i, c) in chunks.enumerated() {
-            buffers[i] = uv_buf_init(c.base.advanced(by: skip).assumingMemoryBound(to: CChar.self), UInt32(c.count - skip))
+            buffers[i] = iovec(iov_base: c.base.advanced(by: skip), iov_len: c.count - skip)
             skip = 0
         }
+    }
+
+    /// `n` more bytes were written; true once all of them are.
+    func advance(by n: Int) -> Bool {
+        var n = n
+        while next < count && n >= buffers[next].iov_len {
+            n -= buffers[next].iov_len
+            next += 1
+        }
+        if next < count {
+            buffers[next].iov_base = buffers[next].iov_base! + n
+            buffers[next].iov_len -= n
+        }
+        return next == count
     }
 
     deinit { buffers.deallocate() }

@@ -1,0 +1,164 @@
+import Glibc
+import RewindLoop
+import XCTest
+
+/// The socket under every terminal (`TCPSocket`) reads and writes its
+/// descriptor itself, watched by a libuv poll handle: what the socket cannot
+/// take at once waits, in order, and is written as the peer reads; a close
+/// waits for it; a reset or a peer gone tells the writer. Real sockets on
+/// loopback, the loop turned by the test.
+final class TCPSocketTests: XCTestCase {
+    /// 16 MiB in 64 KiB writes to a peer that reads nothing at first: most of
+    /// it waits in the socket; then the peer reads, and gets every byte in
+    /// order and then the end of the stream, which the close waited for.
+    func testWritesThatWaitArriveWholeAndInOrderAndTheCloseWaitsForThem() throws {
+        let (loop, listener, peer, socket, owner) = try connectedPair()
+        defer { listener.close(); close(peer) }
+        let chunks = (0..<256).map { i in SharedBytes(Array(repeating: UInt8(i), count: 64 * 1024)) }
+        var queued = 0
+        for c in chunks { queued += socket.write([c]) }
+        XCTAssertGreaterThan(queued, 0, "a peer that does not read leaves writes waiting")
+        socket.close()  // after what waits
+        var received: [UInt8] = []
+        received.reserveCapacity(16 << 20)
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            _ = loop.runOnce()
+            let n = buffer.withUnsafeMutableBytes { recv(peer, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 { received += buffer[..<n] } else if n == 0 { break } else { usleep(100) }
+        }
+        XCTAssertEqual(received.count, 16 << 20, "every byte, then the end of the stream")
+        for i in stride(from: 0, to: received.count, by: 64 * 1024) where received[i] != UInt8(i / (64 * 1024)) {
+            return XCTFail("chunk \(i / (64 * 1024)) out of order")
+        }
+        XCTAssertEqual(owner.written, queued, "every queued byte is reported written")
+        XCTAssertEqual(owner.failed, 0)
+    }
+
+    /// A reset drops what waits, and the writer is told each waiting write failed.
+    func testAResetDropsWhatWaitsAndSaysSo() throws {
+        let (loop, listener, peer, socket, owner) = try connectedPair()
+        defer { listener.close(); close(peer) }
+        var queued = 0
+        for _ in 0..<256 { queued += socket.write([SharedBytes(Array(repeating: 7, count: 64 * 1024))]) }
+        XCTAssertGreaterThan(queued, 0)
+        socket.reset()
+        try turn(loop, until: { owner.closed }, "the handle to close")
+        XCTAssertEqual(owner.failed, queued, "the waiting writes are reported failed")
+        XCTAssertTrue(socket.writeFailed)
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        var total = 0
+        var n = 0
+        repeat {
+            n = buffer.withUnsafeMutableBytes { recv(peer, $0.baseAddress, $0.count, 0) }
+            total += max(n, 0)
+        } while n > 0
+        XCTAssertEqual(n, -1, "the peer's read fails")
+        XCTAssertEqual(errno, ECONNRESET, "with a reset, not a clean end")
+        XCTAssertLessThan(total, 16 << 20)
+    }
+
+    /// A peer that resets while writes wait: they are reported failed, and the reader hears the end.
+    func testAPeerThatResetsFailsWhatWaits() throws {
+        let (loop, listener, peer, socket, owner) = try connectedPair()
+        defer { listener.close() }
+        var queued = 0
+        for _ in 0..<256 { queued += socket.write([SharedBytes(Array(repeating: 7, count: 64 * 1024))]) }
+        XCTAssertGreaterThan(queued, 0)
+        var l = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(peer, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
+        close(peer)
+        try turn(loop, until: { owner.ended && owner.failed == queued }, "the socket to see the reset")
+        XCTAssertTrue(socket.writeFailed)
+        XCTAssertEqual(socket.write([SharedBytes([1, 2, 3])]), 0, "nothing is queued on a failed socket")
+        socket.close()
+        try turn(loop, until: { owner.closed }, "the handle to close")
+    }
+
+    /// A paused socket reads nothing, however much arrives; resumed, it reads all of it, in order.
+    func testAPausedSocketReadsNothingUntilResumed() throws {
+        let (loop, listener, peer, socket, owner) = try connectedPair()
+        defer { listener.close(); close(peer) }
+        socket.pauseReading()
+        let sent = Array("a line\n".utf8) + Array(repeating: UInt8(ascii: "x"), count: 100_000)
+        var offset = 0
+        while offset < sent.count {
+            let n = sent[offset...].withUnsafeBytes { Glibc.send(peer, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 { offset += n }
+            _ = loop.runOnce()
+        }
+        for _ in 0..<50 { _ = loop.runOnce(); usleep(200) }
+        XCTAssertTrue(owner.read.isEmpty, "nothing read while paused")
+        socket.resumeReading()
+        try turn(loop, until: { owner.read.count == sent.count }, "everything sent to be read")
+        XCTAssertEqual(owner.read, sent)
+        socket.close(now: true)
+        try turn(loop, until: { owner.closed }, "the handle to close")
+    }
+
+    // MARK: - Harness
+
+    final class Owner: TCPStreamOwner {
+        var read: [UInt8] = []
+        var ended = false
+        var written = 0
+        var failed = 0
+        var closed = false
+
+        func streamRead(_ data: UnsafeRawBufferPointer?) {
+            if let data { read += data } else { ended = true }
+        }
+
+        func streamQueuedWritten(_ bytes: Int, ok: Bool) {
+            if ok { written += bytes } else { failed += bytes }
+        }
+    }
+
+    /// A stream that notes when its handle is closed.
+    final class Closing: TCPSocket {
+        let owner = Owner()
+        override func socketRead(_ data: UnsafeRawBufferPointer?) { owner.streamRead(data) }
+        override func socketQueuedWritten(_ bytes: Int, ok: Bool) { owner.streamQueuedWritten(bytes, ok: ok) }
+        override func socketHandleClosed() { owner.closed = true }
+    }
+
+    /// A listener on loopback, a peer connected to it with a small receive
+    /// buffer (so that writes wait), and the server's side of the connection, reading.
+    private func connectedPair() throws -> (EventLoop, TCPListener, Int32, Closing, Owner) {
+        let loop = EventLoop()
+        let listener = TCPListener(loop: loop)
+        var accepted: Closing?
+        try listener.listen(host: "127.0.0.1", port: 0, making: { Closing(loop: $0) }) { accepted = $0 }
+        let peer = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var size: Int32 = 4096
+        setsockopt(peer, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(peer, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(listener.port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(peer, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        XCTAssertEqual(rc, 0, "connect")
+        try turn(loop, until: { accepted != nil }, "the connection to be accepted")
+        let socket = accepted!
+        XCTAssertTrue(socket.peerName.hasPrefix("127.0.0.1:"), socket.peerName)
+        socket.resumeReading()
+        return (loop, listener, peer, socket, socket.owner)
+    }
+
+    struct Waited: Error, CustomStringConvertible {
+        let what: String
+        var description: String { "waited 10 s for \(what)" }
+    }
+
+    private func turn(_ loop: EventLoop, until done: () -> Bool, _ what: String) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while !done() {
+            guard Date() < deadline else { throw Waited(what: what) }
+            _ = loop.runOnce()
+            usleep(100)
+        }
+    }
+}
