@@ -496,7 +496,9 @@ public final class Server {
         for c in sessions.all {
             if let r = c.refusal, now >= r.until {
                 c.close(reason: r.reason, retry: true, message: r.message)  // said nothing: told in NDJSON
-            } else if sessions.session(of: c) == nil && now - c.lastHeard > config.handshakeTimeoutMs {
+            } else if sessions.session(of: c) == nil && c.inbox.processing == 0 && now - c.lastHeard > config.handshakeTimeoutMs {
+                // (A hello being answered stops the clock: the terminal has said it. In a storm of
+                // thousands, the last hellos wait their turn (`HelloGate`) longer than the timeout.)
                 c.close(reason: "handshake_timeout", retry: true, message: "no hello within \(config.handshakeTimeoutMs / 1000) s")
             } else if let since = c.partialSince, now - since > config.handshakeTimeoutMs {
                 c.close(reason: "partial_line", retry: true,

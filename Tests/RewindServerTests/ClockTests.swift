@@ -54,6 +54,23 @@ final class ClockTests: XCTestCase {
         XCTAssertEqual(try bye(late, s)["reason"], "idle")
     }
 
+    /// A hello the server has not answered yet — waiting its turn behind a
+    /// storm of others (`HelloGate`) — is not a missing hello: the handshake
+    /// timer stops once it is read, and the terminal is answered, however
+    /// long the server took.
+    func testAHelloWaitingForItsTurnIsAnsweredPastTheHandshakeTimeout() throws {
+        let s = try SteppedServer { $0.maxHellosInFlight = 1 }
+        var storm: HelloGate.Slot?
+        s.server.helloGate.enter { storm = $0 }  // the one place, taken by a hello that takes its time
+        let waiting = try s.connect()
+        let id = waiting.pipeline([("hello", [("user", "alice"), ("token", .string(s.tokens["alice"]!))])])[0]
+        try s.turn(until: { s.server.helloGate.queued == 1 }, "the hello to wait for a place")
+        XCTAssertTrue(stillOpen(waiting, after: s.server.config.handshakeTimeoutMs + 5_000, s), "a hello waiting its turn is not a missing hello")
+        storm = nil
+        XCTAssertEqual(try waiting.reply(to: id)["ok"], true)
+        _ = storm
+    }
+
     func testAConnectionSilentPastTheIdleTimeoutIsClosedAndPingKeepsItOpen() throws {
         let s = try SteppedServer()
         let silent = try s.terminal("alice")
