@@ -10,8 +10,19 @@ final class Sessions {
     /// Every connection, by id; its session hangs from it (`Connection.session`).
     private var byID: [Int: Connection] = [:]
     private var nextID = 1
-    /// Sessions by (user id, client id): a second session with the same pair replaces the first.
-    private var byClient: [ClientKey: Session] = [:]
+    /// Sessions by (user id, client id): a second session with the same pair
+    /// replaces the first. Keyed by a hash of the pair, 16 bytes a slot where
+    /// the pair itself took 32 (every idle terminal holds one: `scripts/bench/idle`);
+    /// a pair whose hash another pair's session holds already goes in `byClientCollided`.
+    private var byClient: [Int: Session] = [:]
+    private var byClientCollided: [ClientKey: Session] = [:]
+    /// The hash a pair is kept under (a test makes every pair collide).
+    var clientHash: (Int64, String) -> Int = { user, client in
+        var h = Hasher()
+        h.combine(user)
+        h.combine(client)
+        return h.finalize()
+    }
     /// Connections with output to write before the loop sleeps.
     private var dirty: [Connection] = []
     /// Connections that used their share of a loop turn with frames left.
@@ -40,8 +51,13 @@ final class Sessions {
         guard byID.removeValue(forKey: c.id) != nil else { return nil }
         guard let s = c.session else { return .some(nil) }
         c.session = nil  // it holds its connection: the cycle ends here
-        let key = ClientKey(user: s.user.id, client: s.client)
-        if byClient[key] === s { byClient[key] = nil }
+        let hash = clientHash(s.user.id, s.client)
+        if byClient[hash] === s {
+            byClient[hash] = nil
+        } else if !byClientCollided.isEmpty {
+            let key = ClientKey(user: s.user.id, client: s.client)
+            if byClientCollided[key] === s { byClientCollided[key] = nil }
+        }
         return s
     }
 
@@ -55,19 +71,28 @@ final class Sessions {
     func sessions(ofUser user: Int64) -> [Session] { byID.values.compactMap { $0.session?.user.id == user ? $0.session : nil } }
 
     /// The session that holds this user's client id.
-    func client(user: Int64, client: String) -> Session? { byClient[ClientKey(user: user, client: client)] }
+    func client(user: Int64, client: String) -> Session? {
+        if let s = byClient[clientHash(user, client)], s.user.id == user, s.client == client { return s }
+        return byClientCollided.isEmpty ? nil : byClientCollided[ClientKey(user: user, client: client)]
+    }
 
     /// `s` begins: it holds its user's client id now; the session that held it before, if another.
     func begin(_ s: Session) -> Session? {
         s.connection.session = s
         s.connection.helloAnswered()
-        let key = ClientKey(user: s.user.id, client: s.client)
-        let old = byClient[key]
-        byClient[key] = s
+        let hash = clientHash(s.user.id, s.client)
+        let old: Session?
+        if let held = byClient[hash], held.user.id != s.user.id || held.client != s.client {
+            let key = ClientKey(user: s.user.id, client: s.client)  // another pair holds the hash
+            old = byClientCollided.updateValue(s, forKey: key)
+        } else {
+            let collided = byClientCollided.isEmpty ? nil : byClientCollided.removeValue(forKey: ClientKey(user: s.user.id, client: s.client))
+            old = byClient.updateValue(s, forKey: hash) ?? collided
+        }
         return old === s ? nil : old
     }
 
-    /// A user's client id, as a key: the session's own strings, nothing made for it.
+    /// A user's client id, as a key (for the rare pair whose hash another holds): the session's own strings, nothing made for it.
     struct ClientKey: Hashable {
         let user: Int64
         let client: String
