@@ -28,6 +28,27 @@ final class IdleFootprintTests: XCTestCase {
         _ = alice
     }
 
+    /// Over a WebSocket too: after the hello, its framing holds nothing
+    /// between messages (no wslay context, no input, no message queue's
+    /// storage: the hello's was kept, 48 bytes a terminal, before).
+    func testAnIdleWebSocketTerminalHoldsNoFramingBuffers() throws {
+        let s = try SteppedServer()
+        let t = try s.connect()
+        t.sendRaw(Array("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".utf8))
+        func connection() -> Connection? { s.server.sessions.all.first }
+        try s.turn(until: { connection()?.wire.webSocket != nil }, "the upgrade")
+        let hello = Array(#"{"id":1,"type":"hello","user":"alice","token":"\#(s.tokens["alice"]!)"}"#.utf8)
+        let mask: [UInt8] = [1, 2, 3, 4]
+        precondition(hello.count < 126)
+        t.sendRaw([0x81, 0x80 | UInt8(hello.count)] + mask + hello.enumerated().map { $0.element ^ mask[$0.offset % 4] })
+        try s.turn(until: { connection()?.session != nil }, "the hello")
+        let c = try XCTUnwrap(connection())
+        try s.turn(until: { !c.isDirty && c.out.bytes == 0 }, "the hello's reply to be written")
+        let framing = try XCTUnwrap(c.wire.webSocket)
+        XCTAssertFalse(framing.holdsStorage, "the framing keeps nothing between messages")
+        XCTAssertFalse(c.holdsRareState)
+    }
+
     /// A terminal that leaves is freed: nothing (a request still being
     /// processed, a reply waiting for commits) keeps its connection or
     /// session alive after the server has forgotten it.

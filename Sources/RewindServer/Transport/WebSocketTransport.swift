@@ -174,6 +174,7 @@ final class WebSocketTransport: Transport {
     func next() -> FrameDecoder.Frame? {
         guard !messages.isEmpty else { return nil }
         let m = messages.removeFirst()
+        if messages.isEmpty { messages = [] }  // its storage goes: an idle terminal kept its hello's (48 B)
         queuedBytes -= m.count
         return .line(m)
     }
@@ -232,6 +233,9 @@ final class WebSocketTransport: Transport {
         _ = wslay_event_send(ctx)
         rest()
     }
+
+    /// Whether anything is held besides the transport itself (a context, bytes, messages, output): nothing, between messages.
+    var holdsStorage: Bool { context != nil || input.capacity > 0 || messages.capacity > 0 || own.capacity > 0 }
 
     /// Holding nothing between messages: the wslay context and the input buffer go.
     func rest() {
