@@ -152,11 +152,13 @@ open class TCPSocket {
         guard !isSocketClosed, isOpen, !chunks.isEmpty else { return 0 }
         loop.writesThisTurn += 1
         var total = 0
-        for c in chunks { total += c.count }
         var written = 0
         if queued == nil {  // else order is kept: all of it goes behind
             written = withUnsafeTemporaryAllocation(of: iovec.self, capacity: chunks.count) { buffers -> Int in
-                for (i, c) in chunks.enumerated() { buffers[i] = iovec(iov_base: c.base, iov_len: c.count) }
+                for (i, c) in chunks.enumerated() {
+                    buffers[i] = iovec(iov_base: c.base, iov_len: c.count)
+                    total += c.count
+                }
                 return send(buffers.baseAddress!, chunks.count)
             }
             if written == total { return 0 }
@@ -164,6 +166,8 @@ open class TCPSocket {
                 guard Self.wouldBlock(errno) else { writeFailed = true; return 0 }
                 written = 0
             }
+        } else {
+            for c in chunks { total += c.count }
         }
         var first = 0
         var skip = written

@@ -71,7 +71,7 @@ extension Connection {
     }
 
     /// Writes everything queued with one `writev` (`TCPSocket.write`: what
-    /// the socket does not take at once is queued in libuv); a streamed reply adds
+    /// the socket does not take at once waits in the socket); a streamed reply adds
     /// a slice only while less than `sliceBytes` are still being written.
     ///
     /// At most `EventLoop.writesPerTurn` connections are written per loop

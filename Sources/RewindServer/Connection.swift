@@ -112,7 +112,7 @@ final class Connection: TCPSocket {
         var afterCommits: [(processing: Processing, body: () -> Void)] = []
         /// Since when an incomplete line has been held (nil: none).
         var partialSince: UInt64?
-        /// Handed to libuv, not yet written (the socket did not take it at once).
+        /// Queued in the socket, not yet written (the socket did not take it at once).
         var writing = 0
         /// A slice of the streamed reply at the head of `behind` was sent.
         var streamStarted = false

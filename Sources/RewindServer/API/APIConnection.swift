@@ -28,7 +28,7 @@ final class APIConnection: APIStreamSink, TCPStreamOwner {
     private(set) var partialSince: UInt64?
     /// A streamed response is under way: no other request is read or answered.
     private(set) var streaming = false
-    /// Bytes handed to the socket and not yet written (libuv holds them).
+    /// Bytes handed to the socket and not yet written (queued in it).
     private var unwritten = 0
 
     init(id: Int, stream: TCPStream, api: ServerAPI, now: UInt64) {
