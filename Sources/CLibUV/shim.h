@@ -1,1 +1,2 @@
 #include <uv.h>
+#include <sys/epoll.h>

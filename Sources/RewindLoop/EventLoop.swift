@@ -30,6 +30,14 @@ public final class EventLoop {
     /// Active while work is deferred: the poll then does not wait.
     private let awake = allocateHandle(uv_idle_t.self)
     @exclusivity(unchecked) private var deferred: [any DeferredWork] = []
+    /// Watches every connected socket on the loop (`TCPSocket`), made with the first.
+    private var poller: SocketPoller?
+
+    /// The loop's socket poller, made when first asked for (nil: the kernel would not make its epoll set).
+    func socketPoller() -> SocketPoller? {
+        if poller == nil { poller = SocketPoller(loop: raw) }
+        return poller
+    }
 
     public init() {
         raw = .allocate(capacity: 1)
@@ -96,6 +104,7 @@ public final class EventLoop {
     public func close() -> Bool {
         guard !closed, openHandles.allSatisfy({ ["check", "prepare", "idle"].contains($0) }) else { return false }
         closed = true
+        poller?.close()
         closeHandle(afterPoll)
         closeHandle(runner)
         closeHandle(awake)
@@ -108,17 +117,23 @@ public final class EventLoop {
 
     private var closed = false
 
-    /// The handles still on the loop that are not closing, by type name (a loop
-    /// can be closed only without them; `close`).
+    /// The handles still on the loop that are not closing, by type name, and
+    /// a "socket" for each connected socket not yet closed (a loop can be
+    /// closed only without them; `close`).
     public var openHandles: [String] {
-        final class Names { var list: [String] = [] }
-        let names = Names()
+        final class Names {
+            var list: [String] = []
+            let poller: SocketPoller?
+            init(_ poller: SocketPoller?) { self.poller = poller }
+        }
+        let names = Names(poller)
         uv_walk(raw, { h, arg in
             guard let h, uv_is_closing(h) == 0, let arg else { return }
             let names = Unmanaged<Names>.fromOpaque(arg).takeUnretainedValue()
+            if names.poller?.owns(h) == true { return }
             names.list.append(String(cString: uv_handle_type_name(h.pointee.type)))
         }, Unmanaged.passUnretained(names).toOpaque())
-        return names.list
+        return names.list + Array(repeating: "socket", count: poller?.open ?? 0)
     }
 
     /// The loop's cached clock, in milliseconds.

@@ -31,7 +31,8 @@ public final class TCPListener {
             // libuv has accepted the descriptor (its `uv__server_io`, with the
             // reserve-descriptor trick when out of them) and holds it for
             // `uv_accept`, which would open a libuv stream on it. The socket
-            // watches it with a poll handle instead (`TCPSocket`), so it is
+            // is watched through the loop's epoll set instead (`TCPSocket`,
+            // `SocketPoller`), so it is
             // taken as `uv_accept` takes it: from `accepted_fd`, left at -1 so
             // that libuv goes on accepting (libuv 1.x, src/unix/stream.c).
             let descriptor = server.pointee.accepted_fd

@@ -8,16 +8,19 @@ import Glibc
 /// terminal holds one: `scripts/bench/idle`); `TCPStream` is the subclass
 /// that tells an owner instead, for connections few enough not to matter.
 ///
-/// The socket is watched with a `uv_poll_t` (160 bytes) and read and written
-/// here, as Redis does, not through libuv's stream (`uv_tcp_t`, 248 bytes,
-/// class 256): libuv's stream keeps a write queue and a read callback in every
-/// handle, and the connection keeps its own already. 96 bytes an idle terminal.
+/// The socket is read and written here, as Redis does, not through libuv's
+/// stream (`uv_tcp_t`, 248 bytes, class 256: it keeps a write queue and a read
+/// callback in every handle, and the connection keeps its own already), and
+/// watched through the loop's one epoll set (`SocketPoller`), not a poll
+/// handle of its own (`uv_poll_t`, 160 bytes). An idle terminal holds no
+/// libuv handle at all.
 open class TCPSocket {
-    private let handle = allocateHandle(uv_poll_t.self)
+    /// The loop the socket is on (the socket lives no longer than its loop).
+    public final unowned(unsafe) let loop: EventLoop
     /// What the socket could not take at once, in order; nil when nothing waits.
     private final var queued: QueuedWrites?
-    /// The loop the socket is on (kept by libuv in the handle, not here: a word less a connection).
-    public final var loop: EventLoop { Unmanaged<EventLoop>.fromOpaque(handle.pointee.loop.pointee.data).takeUnretainedValue() }
+    /// The descriptor: -1 until adopted, and from the moment it is closed.
+    private final var fd: Int32 = -1
     /// Closed (`close`, `reset`): nothing more is read or written.
     public private(set) final var isSocketClosed = false
     /// True while the socket's bytes are read for the subclass (see `pauseReading`).
@@ -27,34 +30,29 @@ open class TCPSocket {
     /// a server that stops reading a peer which does not read is the usual
     /// case — so the writer must look here.
     public private(set) final var writeFailed = false
-    /// The events the poll handle watches now (`UV_READABLE`, `UV_WRITABLE`).
-    /// Pausing leaves `UV_READABLE` watched until the socket is next readable
-    /// (as libuv's own streams do): a pause and a resume in between, which
-    /// every request that waits for a commit makes, cost no system call.
+    /// The events watched now (`UV_READABLE`, `UV_WRITABLE`; 0: not in the
+    /// poller's set). Pausing leaves `UV_READABLE` watched until the socket is
+    /// next readable (as libuv's own streams do): a pause and a resume in
+    /// between, which every request that waits for a commit makes, cost no
+    /// system call.
     private final var watching: UInt8 = 0
 
-    /// Bytes of libuv's handle a socket holds (`IdleFootprintTests`).
-    public static var handleBytes: Int { MemoryLayout<uv_poll_t>.size }
-
-    private final var fd: Int32 { handle.pointee.io_watcher.fd }
-    private final var isOpen: Bool { handle.pointee.type == UV_POLL }
-    private final var handleClosing: Bool { uv_is_closing(handlePointer(handle)) != 0 }
+    private final var isOpen: Bool { fd >= 0 }
 
     /// The socket is not open until the listener hands it a descriptor
-    /// (`adopt`); it then holds itself (through its handle) until the handle
-    /// is closed: whatever it is, it lives as long as libuv may call it.
+    /// (`adopt`); it then holds itself (through the loop's poller) until it
+    /// is told it is closed: whatever it is, it lives as long as it may be called.
     public init(loop: EventLoop) {
-        handle.pointee.loop = loop.raw  // `loop` answers before `adopt` (uv_poll_init sets the same)
+        self.loop = loop
     }
-
-    deinit { free(handle) }  // after the close callback, or never opened
 
     /// Takes an accepted, connected descriptor: 0, or a libuv error (the
     /// descriptor is then the caller's to close).
     final func adopt(_ descriptor: Int32) -> Int32 {
-        let rc = uv_poll_init_socket(handle.pointee.loop, handle, descriptor)
-        guard rc == 0 else { return rc }
-        handle.pointee.data = Unmanaged.passRetained(self as AnyObject).toOpaque()
+        guard let poller = loop.socketPoller() else { return Int32(UV_EMFILE.rawValue) }
+        fd = descriptor
+        poller.adopted()
+        _ = Unmanaged.passRetained(self)  // given up when told it is closed (`noticed`)
         var one: Int32 = 1
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         return 0
@@ -65,7 +63,7 @@ open class TCPSocket {
     open func socketRead(_ data: UnsafeRawBufferPointer?) {}
     /// A write's queued rest (see `write`) is written, or failed: `bytes` is what `write` returned.
     open func socketQueuedWritten(_ bytes: Int, ok: Bool) {}
-    /// The handle is closed: nothing more will be called.
+    /// The socket is closed, on the loop turn after `close` or `reset`: nothing more will be called.
     open func socketHandleClosed() {}
 
     /// Stops taking bytes from the socket: what the peer sends waits in the
@@ -82,35 +80,50 @@ open class TCPSocket {
 
     /// Watches what is wanted now: readable while reading, writable while writes wait.
     private final func watch() {
-        guard isOpen, !handleClosing else { return }
+        guard isOpen else { return }
         var want: UInt8 = 0
         if isReading { want |= UInt8(UV_READABLE.rawValue) }
         if queued != nil { want |= UInt8(UV_WRITABLE.rawValue) }
         guard want != watching else { return }
-        watching = want
-        if want == 0 {
-            uv_poll_stop(handle)
-        } else {
-            uv_poll_start(handle, Int32(want)) { h, status, events in
-                Unmanaged<TCPSocket>.fromOpaque(h!.pointee.data).takeUnretainedValue().polled(status, events)
-            }
-        }
+        let previously = watching
+        watching = 0
+        if loop.socketPoller()!.watch(self, fd: fd, want, previously: previously) { watching = want }
     }
 
-    private final func polled(_ status: Int32, _ events: Int32) {
-        guard status == 0 else {
-            // An error on the socket (libuv has stopped watching it): the peer reset it.
-            watching = 0
-            failQueued()
-            if isReading && !isSocketClosed { ended() }
-            return
+    /// What the poller's set says of the socket (epoll's events), read as
+    /// libuv reads a poll handle's: an error stops the watching and is told
+    /// once; a hang-up alone counts as the events watched.
+    final func polled(_ events: UInt32) {
+        guard isOpen, watching != 0 else { return }  // closed, or stopped, since the set said so
+        if events & EPOLLERR.rawValue != 0 { return failed() }
+        var events = events
+        if events & (EPOLLIN.rawValue | EPOLLOUT.rawValue) == 0 && events & EPOLLHUP.rawValue != 0 {
+            events |= EPOLLIN.rawValue | EPOLLOUT.rawValue
         }
-        if events & Int32(UV_WRITABLE.rawValue) != 0 { writeQueued() }
-        if events & Int32(UV_READABLE.rawValue) != 0 { readable() }
+        if events & EPOLLOUT.rawValue != 0 && watching & UInt8(UV_WRITABLE.rawValue) != 0 { writeQueued() }
+        if events & EPOLLIN.rawValue != 0 && watching & UInt8(UV_READABLE.rawValue) != 0 { readable() }
+    }
+
+    /// An error on the socket (the peer reset it), or the poller could not watch it: nothing more is watched.
+    private final func failed() {
+        if watching != 0 {
+            _ = loop.socketPoller()!.watch(self, fd: fd, 0, previously: watching)
+            watching = 0
+        }
+        failQueued()
+        if isReading && !isSocketClosed { ended() }
+    }
+
+    /// Told by the poller, on a later loop turn: the socket is closed (the
+    /// poller's reference to it is given up: usually the last), or it could not be watched.
+    final func noticed(closed: Bool) {
+        guard closed else { return isOpen ? failed() : () }
+        handleClosed()
+        Unmanaged.passUnretained(self).release()
     }
 
     private final func readable() {
-        guard !isSocketClosed, !handleClosing else { return }
+        guard !isSocketClosed else { return }
         guard isReading else { return watch() }  // paused: stop watching now
         let buffer = loop.readBuffer
         let n = Glibc.read(fd, buffer, EventLoop.readBufferSize)
@@ -184,7 +197,7 @@ open class TCPSocket {
 
     /// The socket takes more: writes what waits, in order, reporting each write's rest once it is all written.
     private final func writeQueued() {
-        while let q = queued, !handleClosing {
+        while let q = queued, isOpen {
             let request = q.requests[0]
             let n = send(request.buffers + request.next, request.count - request.next)
             if n < 0 {
@@ -242,26 +255,24 @@ open class TCPSocket {
     public final func reset() {
         isSocketClosed = true
         isReading = false
-        guard isOpen, !handleClosing else { return }
+        guard isOpen else { return }
         var l = linger(l_onoff: 1, l_linger: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
         closeStreamHandle()
     }
 
-    /// Stops watching and closes the descriptor now (`uv_close` stops the
-    /// poll handle first, so nothing watches a closed descriptor); the
-    /// handle's callback comes on the next turn, and cancels what was queued.
+    /// Stops watching and closes the descriptor now; the socket is told on
+    /// the next turn (`noticed`), when what was queued is reported failed.
     private final func closeStreamHandle() {
-        guard isOpen, !handleClosing else { return }
+        guard isOpen else { return }
         isSocketClosed = true
         isReading = false
-        let descriptor = fd
-        uv_close(handlePointer(handle)) { h in
-            let me = Unmanaged<TCPSocket>.fromOpaque(h!.pointee.data)
-            me.takeUnretainedValue().handleClosed()
-            me.release()  // the last reference, as a rule: `deinit` frees the handle
-        }
-        _ = Glibc.close(descriptor)
+        let poller = loop.socketPoller()!
+        if watching != 0 { _ = poller.watch(self, fd: fd, 0, previously: watching) }
+        watching = 0
+        _ = Glibc.close(fd)
+        fd = -1
+        poller.notify(self, closed: true)
     }
 
     private final func handleClosed() {
@@ -275,7 +286,7 @@ open class TCPSocket {
 
     /// "address:port" of the peer, asked of the kernel each time ("?" once it is gone).
     public final var peerName: String {
-        guard isOpen, !handleClosing else { return "?" }
+        guard isOpen else { return "?" }
         var storage = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let rc = withUnsafeMutablePointer(to: &storage) { p in

@@ -3,7 +3,8 @@ import RewindLoop
 import XCTest
 
 /// The socket under every terminal (`TCPSocket`) reads and writes its
-/// descriptor itself, watched by a libuv poll handle: what the socket cannot
+/// descriptor itself, watched through the loop's one epoll set (`SocketPoller`),
+/// not a libuv handle of its own: what the socket cannot
 /// take at once waits, in order, and is written as the peer reads; a close
 /// waits for it; a reset or a peer gone tells the writer. Real sockets on
 /// loopback, the loop turned by the test.
@@ -97,6 +98,57 @@ final class TCPSocketTests: XCTestCase {
         try turn(loop, until: { owner.closed }, "the handle to close")
     }
 
+    /// Two hundred connected sockets add no libuv handle to the loop (a
+    /// poll handle each was 160 bytes an idle terminal): each still reads
+    /// its own peer's bytes, hears its own peer leave, and is told when it is closed.
+    func testManySocketsShareTheLoopsOneHandle() throws {
+        let (loop, listener, firstPeer, first, _) = try connectedPair()
+        defer { listener.close() }
+        let handlesWithOne = loop.openHandles.filter { $0 != "socket" }
+        XCTAssertEqual(loop.openHandles.filter { $0 == "socket" }.count, 1)
+        var sockets: [Closing] = []
+        var peers: [Int32] = []
+        for _ in 0..<200 {
+            let (peer, socket) = try connect(loop, listener)
+            peers.append(peer)
+            sockets.append(socket)
+        }
+        XCTAssertEqual(loop.openHandles.filter { $0 != "socket" }, handlesWithOne, "no libuv handle a socket")
+        XCTAssertEqual(loop.openHandles.filter { $0 == "socket" }.count, 201, "every socket is counted open")
+        for (i, peer) in peers.enumerated() {
+            let line = Array("peer \(i)\n".utf8)
+            XCTAssertEqual(line.withUnsafeBytes { Glibc.send(peer, $0.baseAddress, $0.count, 0) }, line.count)
+        }
+        try turn(loop, until: { sockets.allSatisfy { !$0.owner.read.isEmpty && $0.owner.read.last == 10 } }, "every peer's line")
+        for (i, socket) in sockets.enumerated() { XCTAssertEqual(socket.owner.read, Array("peer \(i)\n".utf8)) }
+        for peer in peers.prefix(100) { close(peer) }
+        try turn(loop, until: { sockets.prefix(100).allSatisfy { $0.owner.ended } }, "the end of the first hundred's streams")
+        XCTAssertFalse(sockets.suffix(100).contains { $0.owner.ended }, "only the sockets whose peers left hear it")
+        for socket in sockets + [first] { socket.close() }
+        try turn(loop, until: { (sockets + [first]).allSatisfy { $0.owner.closed } }, "every socket to be told it is closed")
+        XCTAssertFalse(loop.openHandles.contains("socket"))
+        for peer in peers.suffix(100) + [firstPeer] { close(peer) }
+    }
+
+    /// A paused socket whose peer hangs up is taken out of the set: it does
+    /// not wake the loop on every turn (the set is level-triggered, and a
+    /// hang-up is reported whatever is watched), and once the listener is
+    /// closed nothing keeps the loop running.
+    func testAPausedSocketWhosePeerHangsUpLeavesTheLoopAsleep() throws {
+        let (loop, listener, peer, socket, owner) = try connectedPair()
+        listener.close()
+        socket.pauseReading()
+        close(peer)
+        for _ in 0..<20 { _ = loop.runOnce(); usleep(1000) }
+        XCTAssertFalse(loop.runOnce(), "nothing active: the socket is out of the set")
+        XCTAssertFalse(owner.ended, "a paused socket reads nothing, not even the end")
+        socket.resumeReading()
+        try turn(loop, until: { owner.ended }, "the end of the stream once resumed")
+        socket.close()
+        try turn(loop, until: { owner.closed }, "the socket to be told it is closed")
+        XCTAssertTrue(loop.close(), "the loop closes: nothing is left on it")
+    }
+
     // MARK: - Harness
 
     final class Owner: TCPStreamOwner {
@@ -128,8 +180,16 @@ final class TCPSocketTests: XCTestCase {
     private func connectedPair() throws -> (EventLoop, TCPListener, Int32, Closing, Owner) {
         let loop = EventLoop()
         let listener = TCPListener(loop: loop)
-        var accepted: Closing?
-        try listener.listen(host: "127.0.0.1", port: 0, making: { Closing(loop: $0) }) { accepted = $0 }
+        try listener.listen(host: "127.0.0.1", port: 0, making: { Closing(loop: $0) }) { self.accepted.append($0) }
+        let (peer, socket) = try connect(loop, listener)
+        return (loop, listener, peer, socket, socket.owner)
+    }
+
+    private var accepted: [Closing] = []
+
+    /// A peer connected to `listener`, and the server's side, reading.
+    private func connect(_ loop: EventLoop, _ listener: TCPListener) throws -> (Int32, Closing) {
+        let before = accepted.count
         let peer = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var size: Int32 = 4096
         setsockopt(peer, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -139,13 +199,13 @@ final class TCPSocketTests: XCTestCase {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(listener.port).bigEndian)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(peer, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(peer, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         XCTAssertEqual(rc, 0, "connect")
-        try turn(loop, until: { accepted != nil }, "the connection to be accepted")
-        let socket = accepted!
+        try turn(loop, until: { accepted.count > before }, "the connection to be accepted")
+        let socket = accepted[before]
         XCTAssertTrue(socket.peerName.hasPrefix("127.0.0.1:"), socket.peerName)
         socket.resumeReading()
-        return (loop, listener, peer, socket, socket.owner)
+        return (peer, socket)
     }
 
     struct Waited: Error, CustomStringConvertible {

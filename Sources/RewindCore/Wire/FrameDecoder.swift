@@ -19,16 +19,21 @@ public struct FrameDecoder: Sendable {
         case tooLarge
     }
 
-    public let maxFrameBytes: Int
     private var buffer: [UInt8] = []
     /// First byte not yet handed out.
     private var start = 0
     /// Bytes after `start` known to hold no newline.
     private var scanned = 0
+    // The small fields last, in 32 bits: every server connection holds a decoder
+    // (with the connection's fields after it, in a 192-byte size class).
+    private let frameLimit: Int32
     /// Inside a line that was too large: dropping bytes up to its newline.
     private var discarding = false
 
-    public init(maxFrameBytes: Int = 1 << 20) { self.maxFrameBytes = maxFrameBytes }
+    /// Bytes a line may have (limits past 2 GiB are taken as 2 GiB).
+    public var maxFrameBytes: Int { Int(frameLimit) }
+
+    public init(maxFrameBytes: Int = 1 << 20) { frameLimit = Int32(clamping: maxFrameBytes) }
 
     /// Bytes held, complete frames and an incomplete one (what this connection costs in memory).
     public var bufferedBytes: Int { buffer.count - start }
