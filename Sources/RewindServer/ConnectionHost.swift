@@ -29,11 +29,14 @@ protocol ConnectionHost: AnyObject {
     func presentErrorPrompt(_ e: RewindError, for r: Request, to s: Session)
     /// It has output waiting: written just before the loop sleeps.
     func outputPending(_ c: Connection)
+    /// The user's handle (`users.name`) of the session, for logs.
+    func handle(of s: Session) -> String
 }
 
 extension Server: ConnectionHost {
     func outputPending(_ c: Connection) { sessions.outputPending(c) }
     func presentErrorPrompt(_ e: RewindError, for r: Request, to s: Session) { prompts.presentError(e, for: r, to: s) }
+    func handle(of s: Session) -> String { signedSessions[s.id]?.handle ?? s.user.name }
 }
 
 /// What every connection of a server reads and never changes: one object

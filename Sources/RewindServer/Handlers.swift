@@ -114,9 +114,9 @@ extension Server {
         /// `slot`: the hello's place (`HelloGate`), held until its answer is sent.
         func admit(_ user: (id: Int64, name: String), handle: String, signed: AppToken? = nil, slot: HelloGate.Slot) {
             guard admission.admitUser(c, user.id) else { return }
-            let s = Session(connection: c, user: user, handle: handle, client: client, helloAt: wallClockMillis(), locale: Titles.locale(locale), options: options)
+            let s = Session(connection: c, user: user, client: client, helloAt: wallClockMillis(), locale: Titles.locale(locale), options: options)
             if let signed {
-                signedSessions.began(s.id, signed)
+                signedSessions.began(s.id, signed, handle: handle)
                 metrics?.tokenChecked(nil)
             }
             if let old = sessions.begin(s) {

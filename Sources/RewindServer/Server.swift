@@ -446,9 +446,9 @@ public final class Server {
             pastStates.left(s, doc: nil)
             promptStates.left(s, doc: nil)
             chain.left(s)
-            signedSessions.left(s.id)
         }
         logger.debug("connection ended", metadata: ["conn": "\(session?.label ?? c.label)", "reason": "\(reason)"])
+        if let s = session { signedSessions.left(s.id) }  // after the log: its label names the handle the table keeps
         if shuttingDown { finishShutdownIfDone() }
     }
 

@@ -16,15 +16,15 @@ final class Session {
     let connection: Connection
     /// The token's owner. Its name changes only when the user is erased (the pseudonym).
     var user: (id: Int64, name: String)
-    /// The user's handle (`users.name`; `user.name` may be a signed token's display name instead), for logs.
-    let handle: String
     /// The terminal's client id (`hello` `client`, or one made up): undo groups are per terminal.
     let client: String
     /// Wall-clock time of the `hello` (ms): a take-over announced by another instance closes only older sessions.
     let helloAt: Int64
     var openDocuments: Set<String> = []
     // The small fields last, packed together: every idle terminal holds a
-    // session, and 112 bytes is an allocator size class (`IdleFootprintTests`).
+    // session, and 96 bytes is an allocator size class (`IdleFootprintTests`).
+    // The user's handle is not kept here (16 bytes): it is the user's name
+    // but for a signed token's session, whose table keeps it (`handle`).
     let options: HelloOptions
     /// The locale for titles, as its place in `Session.locales` (a string would be 16 bytes a terminal).
     private let localeIndex: UInt16
@@ -34,10 +34,9 @@ final class Session {
     static let locales: [String] = Titles.locales.contains(Titles.locale(nil))
         ? Titles.locales : Titles.locales + [Titles.locale(nil)]
 
-    init(connection: Connection, user: (id: Int64, name: String), handle: String, client: String, helloAt: Int64, locale: String, options: HelloOptions) {
+    init(connection: Connection, user: (id: Int64, name: String), client: String, helloAt: Int64, locale: String, options: HelloOptions) {
         self.connection = connection
         self.user = user
-        self.handle = handle
         self.client = client
         self.helloAt = helloAt
         localeIndex = UInt16(Session.locales.firstIndex(of: locale) ?? Session.locales.firstIndex(of: Titles.locale(nil))!)
@@ -47,6 +46,9 @@ final class Session {
     /// The terminal's key in every per-terminal table: its connection's id.
     var id: Int { connection.id }
     var isClosed: Bool { connection.isClosed }
+    /// The user's handle (`users.name`), for logs: a signed token's session
+    /// may show a display name as `user.name` instead.
+    var handle: String { connection.host.handle(of: self) }
     /// Who it is, for logs: "user/client@peer".
     var label: String { "\(handle)/\(client)@\(connection.peer)" }
     var address: String { connection.address }

@@ -9,7 +9,7 @@ import XCTest
 /// growing back unnoticed).
 final class IdleFootprintTests: XCTestCase {
     /// The connection and its session each fit the allocator's size class
-    /// they were brought down to (192 and 112 bytes: one byte more costs 32
+    /// they were brought down to (192 and 96 bytes: one byte more costs 32
     /// and 16 with jemalloc), and nothing else was made for it: no output
     /// array kept after its reply was written, no room for a close or a
     /// refusal it never had.
@@ -20,15 +20,15 @@ final class IdleFootprintTests: XCTestCase {
         let c = session.connection
         try s.turn(until: { !c.isDirty && c.out.bytes == 0 }, "the hello's reply to be written")
         XCTAssertLessThanOrEqual(instanceSize(Connection.self), 192, "Connection grew past the 192-byte size class")
-        XCTAssertLessThanOrEqual(instanceSize(Session.self), 112, "Session grew past the 112-byte size class")
+        XCTAssertLessThanOrEqual(instanceSize(Session.self), 96, "Session grew past the 96-byte size class")
         XCTAssertEqual(c.out.queue.capacity, 0, "an idle terminal keeps no output array")
         XCTAssertFalse(c.holdsRareState)
         XCTAssertTrue(c.label.hasPrefix("alice/idle-terminal-with-a-long-client-id@127.0.0.1:"), c.label)
         _ = alice
     }
 
-    /// Over a WebSocket too: after the hello, its framing holds nothing
-    /// between messages (no wslay context, no input, no message queue's
+    /// Over a WebSocket too: the framing object fits 80 bytes, and after the
+    /// hello it holds nothing between messages (no wslay context, no input, no message queue's
     /// storage: the hello's was kept, 48 bytes a terminal, before).
     func testAnIdleWebSocketTerminalHoldsNoFramingBuffers() throws {
         let s = try SteppedServer()
@@ -45,6 +45,7 @@ final class IdleFootprintTests: XCTestCase {
         try s.turn(until: { !c.isDirty && c.out.bytes == 0 }, "the hello's reply to be written")
         let framing = try XCTUnwrap(c.wire.webSocket)
         XCTAssertFalse(framing.holdsStorage, "the framing keeps nothing between messages")
+        XCTAssertLessThanOrEqual(instanceSize(WebSocketTransport.self), 80, "the framing grew past the 80-byte size class")
         XCTAssertFalse(c.holdsRareState)
     }
 

@@ -29,6 +29,35 @@ final class TokenExpiryClockTests: XCTestCase {
         return try! signed.get()
     }
 
+    struct NamedClaims: JWTPayload {
+        var sub: String
+        var exp: Double
+        var name: String
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    /// A signed session shows the token's display name (`name`) as its user's
+    /// name, and the server's logs name it by the user's handle (its label):
+    /// the handle is kept in the signed sessions' table, not in every session.
+    func testASignedSessionShowsItsDisplayNameAndIsLoggedByItsHandle() throws {
+        let s = try SteppedServer { $0.tokenSecret = Self.secret }
+        let claims = NamedClaims(sub: "ann", exp: s.server.wallClockSeconds + 600, name: "Ann Lee")
+        let signed: Result<String, JWTError> = BackgroundWork.waitFor {
+            do {
+                let keys = await JWTKeyCollection().add(hmac: HMACKey(from: TokenExpiryClockTests.secret), digestAlgorithm: .sha256)
+                return .success(try await keys.sign(claims))
+            } catch { return .failure(error as! JWTError) }
+        }
+        let t = try signedTerminal(s, try signed.get())
+        let session = try XCTUnwrap(s.server.sessions.all.compactMap(\.session).first)
+        XCTAssertEqual(session.user.name, "Ann Lee", "others see the display name")
+        XCTAssertFalse(session.handle.isEmpty)
+        XCTAssertNotEqual(session.handle, "Ann Lee", "the logs name the handle")
+        XCTAssertTrue(session.label.hasPrefix(session.handle + "/"), session.label)
+        t.leave()
+        try s.turn(until: { s.server.sessions.count == 0 }, "the session to end")
+    }
+
     func signedTerminal(_ s: SteppedServer, _ token: String) throws -> SteppedTerminal {
         let t = try s.connect()
         let r = try t.request("hello", [("token", .string(token))])

@@ -10,6 +10,8 @@ final class SignedSessions {
     struct Entry {
         let issuer: String
         let subject: String
+        /// The user's handle (`users.name`), for logs: the session shows the token's display name.
+        let handle: String
         /// The token's `jti` (what `rewind admin token deny --jti` names).
         var tokenID: String?
         /// `exp`, seconds since 1970.
@@ -26,8 +28,8 @@ final class SignedSessions {
 
     subscript(_ session: Int) -> Entry? { entries[session] }
 
-    func began(_ session: Int, _ t: AppToken) {
-        entries[session] = Entry(issuer: t.issuer ?? "", subject: t.subject, tokenID: t.id, expires: t.expires, grants: t.grants)
+    func began(_ session: Int, _ t: AppToken, handle: String) {
+        entries[session] = Entry(issuer: t.issuer ?? "", subject: t.subject, handle: handle, tokenID: t.id, expires: t.expires, grants: t.grants)
     }
 
     func left(_ session: Int) { entries[session] = nil }

@@ -30,20 +30,24 @@ import RewindLoop
 /// a microsecond, less than parsing the JSON it carries.)
 final class WebSocketTransport: Transport {
     private var context: wslay_event_context_ptr?
-    private let maxMessageBytes: Int
     private var input: [UInt8] = []
-    private var inputStart = 0
-    /// `input` up to here holds whole frames: what wslay may read.
-    private var offered = 0
     private var messages: [[UInt8]] = []
-    private var queuedBytes = 0
     private var own: [SharedBytes] = []
+    private var queuedBytes = 0
+    // Every WebSocket terminal holds this object: its small fields last, and
+    // in 32 bits, so that it is 80 bytes (an allocator size class), not 112.
+    // `input` holds at most a frame's rest and one read (a message is at most
+    // `maxMessageBytes`, taken as at most 1 GiB): its offsets fit.
+    private var inputStart: Int32 = 0
+    /// `input` up to here holds whole frames: what wslay may read.
+    private var offered: Int32 = 0
+    private let maxMessageBytes: Int32
+    /// Payload bytes of the message in fragments so far (counted up to 2 GiB, for the partial-bytes bound).
+    private var fragmentBytes: Int32 = 0
     /// The frame being read is part of a message (text, binary or continuation), not a control frame.
     private var inDataFrame = false
     /// A message in fragments has begun and not ended: wslay holds its first part.
     private var inFragmentedMessage = false
-    /// Payload bytes of that message so far.
-    private var fragmentBytes = 0
     private(set) var peerClosed = false
     /// A ping sent and not answered yet (the server's keepalive).
     private(set) var pingOutstanding = false
@@ -56,7 +60,7 @@ final class WebSocketTransport: Transport {
     /// A close was sent or received, or reading stopped: the exchange is over.
     private var over = false
 
-    init(maxMessageBytes: Int) { self.maxMessageBytes = maxMessageBytes }
+    init(maxMessageBytes: Int) { self.maxMessageBytes = Int32(min(maxMessageBytes, 1 << 30)) }
 
     deinit { if let context { wslay_event_context_free(context) } }
 
@@ -77,7 +81,7 @@ final class WebSocketTransport: Transport {
         }
         callbacks.on_frame_recv_chunk_callback = { _, arg, user in
             let me = Unmanaged<WebSocketTransport>.fromOpaque(user!).takeUnretainedValue()
-            if me.inDataFrame { me.fragmentBytes += arg!.pointee.data_length }
+            if me.inDataFrame { me.fragmentBytes = Int32(clamping: Int(me.fragmentBytes) + arg!.pointee.data_length) }
         }
         callbacks.on_msg_recv_callback = { ctx, arg, user in
             Unmanaged<WebSocketTransport>.fromOpaque(user!).takeUnretainedValue().messageReceived(ctx!, arg!.pointee)
@@ -91,14 +95,14 @@ final class WebSocketTransport: Transport {
     }
 
     private func readInput(_ ctx: wslay_event_context_ptr, into buf: UnsafeMutablePointer<UInt8>, max len: Int) -> Int {
-        let available = offered - inputStart
+        let available = Int(offered - inputStart)
         guard available > 0 else {
             wslay_event_set_error(ctx, Int32(WSLAY_ERR_WOULDBLOCK.rawValue))
             return -1
         }
         let n = min(len, available)
-        input.withUnsafeBufferPointer { buf.update(from: $0.baseAddress! + inputStart, count: n) }
-        inputStart += n
+        input.withUnsafeBufferPointer { buf.update(from: $0.baseAddress! + Int(inputStart), count: n) }
+        inputStart += Int32(n)
         return n
     }
 
@@ -146,7 +150,7 @@ final class WebSocketTransport: Transport {
     func received(_ data: UnsafeRawBufferPointer) {
         guard !readEnded else { return }  // the exchange is over: nothing more is read
         input.append(contentsOf: data)
-        offered = WebSocketFrame.wholeFramesEnd(input, from: offered, maxPayload: maxMessageBytes)
+        offered = Int32(WebSocketFrame.wholeFramesEnd(input, from: Int(offered), maxPayload: Int(maxMessageBytes)))
         guard offered > inputStart else { return }  // the rest of a frame is still to come
         let ctx = wslay
         // Non-zero: a frame wslay could not read (its close would carry no status code).
@@ -160,7 +164,7 @@ final class WebSocketTransport: Transport {
             noteOver(ctx)
         }
         if inputStart > 0 {  // what wslay read goes; the rest of a frame stays at the front
-            input.removeFirst(inputStart)
+            input.removeFirst(Int(inputStart))
             offered -= inputStart
             inputStart = 0
         }
@@ -179,9 +183,9 @@ final class WebSocketTransport: Transport {
         return .line(m)
     }
 
-    var bufferedBytes: Int { input.count + queuedBytes + fragmentBytes }
+    var bufferedBytes: Int { input.count + queuedBytes + Int(fragmentBytes) }
     var holdsPartial: Bool { messages.isEmpty && (input.count > 0 || inFragmentedMessage) }
-    var partialBytes: Int { holdsPartial ? input.count + fragmentBytes : 0 }
+    var partialBytes: Int { holdsPartial ? input.count + Int(fragmentBytes) : 0 }
 
     func frame(_ message: SharedBytes, into out: inout [SharedBytes]) -> Int {
         let header = message.companion ?? {
