@@ -304,7 +304,8 @@ struct RewindServerCommand: ParsableCommand {
         logger.info("titles and prompts", metadata: ["locales": "\(Titles.locales.joined(separator: " "))"])
         let allocator = Allocator.describe()
         if allocator.servesMalloc {
-            logger.info("memory allocator", metadata: ["malloc": "\(allocator.text)"])
+            let purging = Allocator.startBackgroundPurging()
+            logger.info("memory allocator", metadata: ["malloc": "\(allocator.text)", "background_purging": "\(purging ? "on" : "off")"])
         } else {
             logger.warning("jemalloc is linked but another malloc serves the process (an LD_PRELOAD, or a link order with libc first): the server runs, with more time in allocation",
                            metadata: ["malloc": "\(allocator.text)"])
