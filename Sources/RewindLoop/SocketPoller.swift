@@ -85,6 +85,8 @@ final class SocketPoller {
         if watched == 0 {
             uv_poll_stop(handle)
         } else if watched == n {
+            // The status is never an error: an epoll set polls readable or
+            // not (the kernel's `ep_eventpoll_poll`), never with POLLERR.
             uv_poll_start(handle, Int32(UV_READABLE.rawValue)) { h, _, _ in SocketPoller.of(h).ready() }
         }
     }

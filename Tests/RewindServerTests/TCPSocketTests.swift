@@ -149,6 +149,33 @@ final class TCPSocketTests: XCTestCase {
         XCTAssertTrue(loop.close(), "the loop closes: nothing is left on it")
     }
 
+    /// Two sockets readable in the same batch of events, the first closing
+    /// the second as it reads (a terminal's request can end another's
+    /// connection: a take-over, an operator's erase): the second's event,
+    /// already taken from the set, finds it closed — it reads nothing and is
+    /// told it is closed on the next turn, once, while the first goes on.
+    func testASocketClosedByAnotherInTheSameBatchReadsNothingMore() throws {
+        let (loop, listener, firstPeer, first, _) = try connectedPair()
+        defer { listener.close(); close(firstPeer) }
+        let (secondPeer, second) = try connect(loop, listener)
+        defer { close(secondPeer) }
+        first.onRead = { second.reset() }
+        second.onRead = { first.reset() }
+        for peer in [firstPeer, secondPeer] {
+            XCTAssertEqual(Glibc.send(peer, "x\n", 2, 0), 2)
+        }
+        usleep(20_000)  // both lines are in, so that one poll takes both events
+        _ = loop.runOnce()
+        let readers = [first, second].filter { !$0.owner.read.isEmpty }
+        XCTAssertEqual(readers.count, 1, "the socket closed by the other's read reads nothing")
+        XCTAssertFalse(first.owner.ended || second.owner.ended, "nor hears an end it did not read")
+        try turn(loop, until: { [first, second].contains { $0.owner.closed } }, "the closed socket to be told")
+        for socket in [first, second] { socket.close() }
+        try turn(loop, until: { first.owner.closed && second.owner.closed }, "the other to be told too")
+        XCTAssertEqual(first.closedNotices + second.closedNotices, 2, "each is told once")
+        XCTAssertFalse(loop.openHandles.contains("socket"))
+    }
+
     // MARK: - Harness
 
     final class Owner: TCPStreamOwner {
@@ -170,9 +197,19 @@ final class TCPSocketTests: XCTestCase {
     /// A stream that notes when its handle is closed.
     final class Closing: TCPSocket {
         let owner = Owner()
-        override func socketRead(_ data: UnsafeRawBufferPointer?) { owner.streamRead(data) }
+        /// Run on each read (after the owner has it).
+        var onRead: () -> Void = {}
+        var closedNotices = 0
+        override func socketRead(_ data: UnsafeRawBufferPointer?) {
+            owner.streamRead(data)
+            onRead()
+        }
         override func socketQueuedWritten(_ bytes: Int, ok: Bool) { owner.streamQueuedWritten(bytes, ok: ok) }
-        override func socketHandleClosed() { owner.closed = true }
+        override func socketHandleClosed() {
+            owner.closed = true
+            closedNotices += 1
+            onRead = {}  // it held the other socket
+        }
     }
 
     /// A listener on loopback, a peer connected to it with a small receive
