@@ -210,7 +210,7 @@ open class TCPSocket {
                 queued = nil
                 if q.shutdownWhenWritten {
                     _ = shutdown(fd, Int32(SHUT_WR))
-                    closeStreamHandle()
+                    closeDescriptor()
                 } else {
                     watch()
                 }
@@ -226,7 +226,7 @@ open class TCPSocket {
         queued = nil
         watch()
         for request in q.requests { socketQueuedWritten(request.bytes, ok: false) }
-        if q.shutdownWhenWritten { closeStreamHandle() }
+        if q.shutdownWhenWritten { closeDescriptor() }
     }
 
     /// Closes after queued writes are flushed (shutdown), or at once if `now`.
@@ -234,7 +234,7 @@ open class TCPSocket {
     /// can be closed again with `now: true`: pending writes are then cancelled.
     public final func close(now: Bool = false) {
         if isSocketClosed {
-            if now { closeStreamHandle() }
+            if now { closeDescriptor() }
             return
         }
         isSocketClosed = true
@@ -245,7 +245,7 @@ open class TCPSocket {
             return
         }
         if !now && isOpen { _ = shutdown(fd, Int32(SHUT_WR)) }
-        closeStreamHandle()
+        closeDescriptor()
     }
 
     /// Closes at once with a reset (RST): what the kernel still holds for a
@@ -258,12 +258,12 @@ open class TCPSocket {
         guard isOpen else { return }
         var l = linger(l_onoff: 1, l_linger: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
-        closeStreamHandle()
+        closeDescriptor()
     }
 
     /// Stops watching and closes the descriptor now; the socket is told on
     /// the next turn (`noticed`), when what was queued is reported failed.
-    private final func closeStreamHandle() {
+    private final func closeDescriptor() {
         guard isOpen else { return }
         isSocketClosed = true
         isReading = false

@@ -304,8 +304,7 @@ struct RewindServerCommand: ParsableCommand {
         logger.info("titles and prompts", metadata: ["locales": "\(Titles.locales.joined(separator: " "))"])
         let allocator = Allocator.describe()
         if allocator.servesMalloc {
-            let purging = Allocator.startBackgroundPurging()
-            logger.info("memory allocator", metadata: ["malloc": "\(allocator.text)", "background_purging": "\(purging ? "on" : "off")"])
+            logger.info("memory allocator", metadata: ["malloc": "\(allocator.text)"])
         } else {
             logger.warning("jemalloc is linked but another malloc serves the process (an LD_PRELOAD, or a link order with libc first): the server runs, with more time in allocation",
                            metadata: ["malloc": "\(allocator.text)"])

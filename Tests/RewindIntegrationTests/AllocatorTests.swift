@@ -3,8 +3,7 @@ import XCTest
 /// rewind-server's malloc is jemalloc (Package.swift, CJemalloc): linked into
 /// the executable, it serves the whole process only while the dynamic linker
 /// binds `malloc` to it. A change of link order, or a build without it, would
-/// leave glibc's malloc in its place silently but for the start-up log. Its
-/// background thread gives freed pages back while the server is idle.
+/// leave glibc's malloc in its place silently but for the start-up log.
 final class AllocatorTests: XCTestCase {
     func testTheServerSaysJemallocServesItsMalloc() throws {
         let db = try TestDatabase()
@@ -13,6 +12,5 @@ final class AllocatorTests: XCTestCase {
         XCTAssertNotNil(line, "no word of the allocator at start: \(server.log)")
         XCTAssertTrue(line?.contains("info") == true && line?.contains("malloc=jemalloc 5.") == true, String(line ?? ""))
         XCTAssertFalse(server.log.contains("another malloc serves the process"), server.log)
-        XCTAssertTrue(line?.contains("background_purging=on") == true, "freed pages go back to the system while idle: \(line ?? "")")
     }
 }
