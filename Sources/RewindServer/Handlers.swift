@@ -110,13 +110,15 @@ extension Server {
             c.close(reason: "rate_limited", retry: true,
                     message: "too many failed hellos from \(c.address): one try per connection for about \(wait) ms more")
         }
-        /// The token named `user`: the session begins (`signed`: with this app token, which expires).
+        /// The token named `user`: the session begins (`signed`: with this app
+        /// token, which expires; `handle` is the user's `users.name`, as `user.name` may be the token's display name).
         /// `slot`: the hello's place (`HelloGate`), held until its answer is sent.
-        func admit(_ user: (id: Int64, name: String), handle: String, signed: AppToken? = nil, slot: HelloGate.Slot) {
+        func admit(_ user: (id: Int64, name: String), signed: (token: AppToken, handle: String)? = nil, slot: HelloGate.Slot) {
             guard admission.admitUser(c, user.id) else { return }
+            let handle = signed?.handle ?? user.name
             let s = Session(connection: c, user: user, client: client, helloAt: wallClockMillis(), locale: Titles.locale(locale), options: options)
             if let signed {
-                signedSessions.began(s.id, signed, handle: handle)
+                signedSessions.began(s.id, signed.token, handle: signed.handle)
                 metrics?.tokenChecked(nil)
             }
             if let old = sessions.begin(s) {
@@ -159,7 +161,7 @@ extension Server {
                         case let .failure(e): c.fail(r, e)
                         case let .success(u):
                             if u.made { self.logger.info("user made on first sight of a signed token", metadata: ["user": "\(u.name)", "iss": "\(t.issuer ?? "")"]) }
-                            admit((id: u.id, name: u.displayName ?? u.name), handle: u.name, signed: t, slot: slot)
+                            admit((id: u.id, name: u.displayName ?? u.name), signed: (t, u.name), slot: slot)
                             if let s = self.sessions.session(of: c) { self.checkDenialAgain(s, t, ifHeardSince: denialsHeard) }
                         }
                     }
@@ -177,7 +179,7 @@ extension Server {
                     if let claimed, !claimed.utf8.elementsEqual(user.name.utf8) {
                         return refuse("this token belongs to another user")
                     }
-                    admit(user, handle: user.name, slot: slot)
+                    admit(user, slot: slot)
                 }
             }
         }
